@@ -1,0 +1,21 @@
+# SPDX-License-Identifier: Apache-2.0
+# Detect nvcc and enable CUDA when present. The CUDA backend is built for Hopper (sm_90 SASS
+# plus compute_90 PTX, which newer GPUs JIT) unless CMAKE_CUDA_ARCHITECTURES says otherwise.
+set(TRIALSTAT_HAS_CUDA OFF)
+if(TRIALSTAT_ENABLE_CUDA)
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 90)  # "90" = sm_90 SASS + compute_90 PTX
+    endif()
+    enable_language(CUDA)
+    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    find_package(CUDAToolkit REQUIRED)
+    set(TRIALSTAT_HAS_CUDA ON)
+    message(STATUS "trialstat: CUDA backend ON (${CMAKE_CUDA_COMPILER}, archs ${CMAKE_CUDA_ARCHITECTURES})")
+  else()
+    message(STATUS "trialstat: nvcc not found, CUDA backend OFF (CPU backend only)")
+  endif()
+endif()

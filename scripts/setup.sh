@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Set up trialstat on a fresh Debian 12 machine: install every dependency from Debian's registry,
+# then configure and build (Release) into ./build. Safe to run again.
+#   scripts/setup.sh [extra cmake -D options...]
+# Environment: BUILD_DIR (default build), BUILD_TYPE (default Release), SKIP_APT=1 to skip apt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  protobuf-compiler libprotobuf-dev   # proto/ messages
+  nlohmann-json3-dev                  # index and collection JSON, rule configs, JSON output
+  libcli11-dev                        # CLI
+  libfmt-dev                          # formatting
+  libeigen3-dev                       # CPU kernels and the example trainer
+  libpcre2-dev                        # Python re.search-compatible tensor-name regexes
+  libgtest-dev libgmock-dev           # tests
+  libbenchmark-dev                    # bench/
+  python3 python3-numpy               # bench/ numpy comparison, golden cross-checks
+)
+
+if [[ "${SKIP_APT:-0}" != "1" ]]; then
+  missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    sudo_cmd=()
+    [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+    echo "setup: installing ${missing[*]}"
+    "${sudo_cmd[@]}" apt-get update -q
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+  fi
+fi
+
+# nvcc is optional: the CUDA toolkit is found on PATH or in /usr/local/cuda.
+if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+
+build_dir="${BUILD_DIR:-build}"
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" "$@"
+cmake --build "$build_dir" --parallel "$(nproc)"
+echo "setup: built into $build_dir (CLI: $build_dir/tools/trialstat/trialstat)"
