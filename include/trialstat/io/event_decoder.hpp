@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file event_decoder.hpp
+/// @brief Decodes one event payload (Event → Summary → Value → TensorProto) by walking the
+/// protobuf wire format directly, without materialising messages. Source: spec/FORMAT.md §3–§5.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "trialstat/dtype.hpp"
+#include "trialstat/mode.hpp"
+#include "trialstat/status.hpp"
+#include "trialstat/tensor_view.hpp"
+
+namespace trialstat::io {
+
+/// @brief One decoded tensor record. String views and `content` point into the payload passed
+/// to `event_decoder::decode` (or into the decoder's scratch, for typed-field fallbacks): they
+/// stay valid until the next `decode` call on the same decoder or until the payload is freed.
+struct event_record {
+  double wall_time = 0.0;        ///< Event.wall_time, seconds since the epoch
+  int64_t step = 0;              ///< Event.step: the global step (absent on the wire = 0)
+  std::string_view tag;          ///< Summary.Value.tag: tensor name or reduction name (FORMAT §7)
+  bool has_mode = false;         ///< plugin data carried "mode" (else mode GLOBAL, mode_step = step)
+  trialstat::mode mode = trialstat::mode::global;  ///< from plugin data "mode" (FORMAT §5)
+  int64_t mode_step = 0;         ///< from plugin data "mode_step"
+  bool has_tensor = false;       ///< Value carried a TensorProto (false: simple_value/histo)
+  int64_t proto_dtype = 0;       ///< raw TensorProto.dtype number
+  dtype type = dtype::invalid;   ///< decoded type (valid when the number is known)
+  std::vector<int64_t> shape;    ///< dims, outermost first; empty = 0-d
+  int64_t num_elements = 0;      ///< product of shape (1 for 0-d)
+  /// Element bytes: `tensor_content`, or the typed repeated fields (float_val, int_val, ...)
+  /// re-packed little-endian into scratch when `tensor_content` is empty.
+  std::span<const std::byte> content;
+  std::vector<std::string_view> strings;  ///< string_val items (string tensors, dtype 0 or 7)
+
+  /// @brief View of the numeric content (host memory).
+  [[nodiscard]] tensor_view view() const noexcept {
+    return tensor_view{content.data(), type, shape, num_elements, memory_kind::host};
+  }
+};
+
+/// @brief Reusable decoder: keeps its scratch buffers across calls, so steady-state decoding
+/// does not allocate. Not thread-safe: use one decoder per thread.
+class event_decoder {
+ public:
+  /// @brief Decode one serialized Event.
+  /// @return ok; or data_loss (malformed wire format, truncated field, wrong wire type, a
+  ///   content size that is not num_elements × element size, negative dims), naming the byte
+  ///   offset inside the payload; or unsupported_dtype (an unknown DataType number, named).
+  ///   `out` is unspecified after a failure.
+  [[nodiscard]] status decode(std::span<const std::byte> payload, event_record& out);
+
+ private:
+  std::vector<std::byte> scratch_;
+};
+
+}  // namespace trialstat::io

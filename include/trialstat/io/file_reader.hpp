@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file file_reader.hpp
+/// @brief Reading byte ranges of local files (the "source" stage of DESIGN.md for local trials).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "trialstat/status.hpp"
+
+namespace trialstat::io {
+
+/// @brief Tail padding added after every buffer returned by `read_file`, so wide or varint loads
+/// may run past the end of the payload without touching unmapped memory (simdjson's rule).
+inline constexpr std::size_t record_padding_bytes = 64;
+
+/// @brief An open local file read with pread (thread-safe: no shared cursor).
+class file_reader {
+ public:
+  /// @brief Open `path` read-only. Errors: io_error (missing, unreadable), naming the path.
+  [[nodiscard]] static result<file_reader> open(const std::filesystem::path& path);
+
+  file_reader(file_reader&& other) noexcept;
+  file_reader& operator=(file_reader&& other) noexcept;
+  file_reader(const file_reader&) = delete;
+  file_reader& operator=(const file_reader&) = delete;
+  ~file_reader();
+
+  /// @brief File size in bytes at open time (call `refresh_size` for a growing file).
+  [[nodiscard]] uint64_t size_bytes() const noexcept { return size_bytes_; }
+  /// @brief Re-read the size of a file that may have grown (live trials). Errors: io_error.
+  [[nodiscard]] status refresh_size();
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+
+  /// @brief Read exactly `out.size()` bytes at `offset_bytes`.
+  /// Errors: truncated_record when the file ends first (names path, offset and lengths);
+  /// io_error when the OS read fails.
+  [[nodiscard]] status read_at(uint64_t offset_bytes, std::span<std::byte> out) const;
+
+ private:
+  file_reader(int fd, uint64_t size_bytes, std::filesystem::path path)
+      : fd_(fd), size_bytes_(size_bytes), path_(std::move(path)) {}
+  int fd_ = -1;
+  uint64_t size_bytes_ = 0;
+  std::filesystem::path path_;
+};
+
+/// @brief Read a whole file into `out` (resized to the file size + `record_padding_bytes`, the
+/// padding zeroed). Returns the file size in bytes. Errors: io_error.
+[[nodiscard]] result<uint64_t> read_file(const std::filesystem::path& path,
+                                         std::vector<std::byte>& out);
+
+}  // namespace trialstat::io

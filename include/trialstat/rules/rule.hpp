@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file rule.hpp
+/// @brief The rule interface: a rule declares what statistics it needs (into the read plan),
+/// then sees every saved global step's statistics records in step order and reports findings.
+/// Sources: spec/RULES.md §1 (framework, statuses), §2 (conventions), §3 (built-in rules).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trialstat/mode.hpp"
+#include "trialstat/plan/read_plan.hpp"
+#include "trialstat/plan/statistics_record.hpp"
+#include "trialstat/status.hpp"
+#include "trialstat/trial/catalog.hpp"
+
+namespace trialstat::rules {
+
+/// @brief SageMaker rule status (spec/RULES.md §1).
+enum class rule_status : uint8_t { in_progress, no_issues_found, issues_found, error };
+/// @brief "InProgress", "NoIssuesFound", "IssuesFound", "Error".
+[[nodiscard]] std::string_view rule_status_name(rule_status s) noexcept;
+
+/// @brief One condition met: which rule, where, and the value that crossed the threshold.
+struct finding {
+  std::string rule;        ///< rule name, e.g. "ExplodingTensor"
+  int64_t step = 0;        ///< global step
+  trialstat::mode mode = trialstat::mode::global;
+  int64_t mode_step = 0;
+  std::string tensor;      ///< tensor name ("" when the finding concerns no single tensor)
+  std::string worker;      ///< worker name ("" when it concerns all workers)
+  double value = 0.0;      ///< the statistic compared with the threshold
+  std::string message;     ///< human-readable: statistic, value, threshold
+};
+
+/// @brief `RuleParameters` of a SageMaker rule config: every value is a string (RULES §1).
+using rule_parameters = std::map<std::string, std::string>;
+
+/// @brief A rule evaluated over statistics records.
+class rule {
+ public:
+  virtual ~rule() = default;
+
+  /// @brief smdebug's class name, e.g. "VanishingGradient".
+  [[nodiscard]] virtual std::string_view name() const = 0;
+
+  /// @brief Resolve tensor selection against the catalog and add this rule's needs to `plan`.
+  /// @return ok; or invalid_argument when the configuration cannot work on this trial (e.g.
+  ///   neither collection_names nor tensor_regex where one is required, a bad regex) — the
+  ///   rule's status is then Error with this message.
+  [[nodiscard]] virtual status prepare(const trial::catalog& trial, plan::read_plan& plan) = 0;
+
+  /// @brief Evaluate one saved global step. Called in increasing step order with the records of
+  /// that step (all workers, only tensors somebody requested). Append findings for conditions
+  /// met at this step. Must not throw.
+  virtual void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+                             std::vector<finding>& findings) = 0;
+
+  /// @brief Called once after the last step (for rules that conclude at the end).
+  virtual void finish(const trial::catalog& /*trial*/, std::vector<finding>& /*findings*/) {}
+};
+
+/// @brief Create a built-in rule by smdebug name with SageMaker-style string parameters.
+/// `rule_to_invoke`, if present in `params`, is ignored here (the caller used it as `name`).
+/// @return the rule; errors: not_found for an unknown rule name (listing the known ones);
+///   invalid_argument naming the parameter for an unknown parameter or an unparsable value.
+[[nodiscard]] result<std::unique_ptr<rule>> make_rule(std::string_view name,
+                                                      const rule_parameters& params);
+
+/// @brief Names of every built-in rule, in spec/RULES.md order.
+[[nodiscard]] std::vector<std::string> builtin_rule_names();
+
+}  // namespace trialstat::rules

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file catalog.hpp
+/// @brief The trial catalog: what a trial folder holds, from its index and collection files —
+/// every (tensor, global step, worker) entry with the byte range of its raw tensor, saved
+/// reductions and shape; steps per mode; workers; collections; completeness; the end marker.
+/// Sources: spec/FORMAT.md §1, §6, §7, §8; spec/TRIAL_API.md §2, §3, §4.
+///
+/// Memory is O(entries) with interned tensor and worker names. Payload bytes are never read here
+/// except when a step's index file is missing and its event file is scanned instead.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trialstat/mode.hpp"
+#include "trialstat/status.hpp"
+#include "trialstat/trial/name_regex.hpp"
+
+namespace trialstat::trial {
+
+using tensor_id = uint32_t;  ///< index into `catalog::tensor_names()`
+using worker_id = uint32_t;  ///< index into `catalog::workers()`
+using file_id = uint32_t;    ///< index into `catalog::event_file()`
+
+/// @brief The reductions smdebug saves (FORMAT §7) and `reduction_value` accepts (TRIAL_API §8).
+enum class reduction_op : uint8_t { min, max, mean, std, variance, sum, prod, l1, l2 };
+
+/// @brief "min", "max", "mean", "std", "variance", "sum", "prod", "l1", "l2".
+[[nodiscard]] std::string_view reduction_name(reduction_op op) noexcept;
+/// @brief Inverse of `reduction_name`; nullopt for anything else (e.g. "median").
+[[nodiscard]] std::optional<reduction_op> parse_reduction(std::string_view name) noexcept;
+
+/// @brief Byte range of one whole TFRecord record (framing included) in an event file.
+struct record_location {
+  file_id event_file = 0;
+  uint64_t start_bytes = 0;
+  uint64_t length_bytes = 0;
+};
+
+/// @brief A saved reduction record `smdebug/reductions/[abs_]<op>/<tensor>` attached to its base.
+struct saved_reduction {
+  reduction_op op = reduction_op::min;
+  bool abs = false;
+  record_location location;
+};
+
+/// @brief Everything saved for one (tensor, global step, worker).
+struct tensor_entry {
+  tensor_id tensor = 0;
+  int64_t step = 0;  ///< global step
+  worker_id worker = 0;
+  std::optional<record_location> raw;           ///< raw tensor record, if the index lists one
+  std::optional<std::vector<int64_t>> shape;    ///< from `shape_payload`, if saved
+  std::vector<saved_reduction> reductions;      ///< in index order; a (op, abs) pair appears once
+};
+
+/// @brief One saved global step.
+struct step_info {
+  int64_t step = 0;                    ///< global step
+  trialstat::mode mode = trialstat::mode::global;
+  int64_t mode_step = 0;
+  std::vector<worker_id> workers;      ///< workers that wrote this step (sorted, unique)
+};
+
+/// @brief Save settings of one mode in a collection (null in JSON → absent).
+struct save_config {
+  int64_t save_interval = 0;
+  std::vector<int64_t> save_steps;
+  int64_t start_step = 0;
+  std::optional<int64_t> end_step;
+};
+
+/// @brief One collection from the collections file (FORMAT §8).
+struct collection {
+  std::string name;
+  std::vector<std::string> include_regex;
+  std::vector<std::string> tensor_names;    ///< as listed in the file (sorted there)
+  bool save_raw_tensor = true;
+  bool save_shape = false;
+  std::string reductions;                   ///< comma list, as in the file
+  std::optional<save_config> save_configs[4];  ///< indexed by mode − 1 (TRAIN..GLOBAL)
+};
+
+/// @brief Options for `catalog::open`.
+struct catalog_options {
+  std::optional<int64_t> range_begin;  ///< load only steps s with begin <= s (TRIAL_API §1)
+  std::optional<int64_t> range_end;    ///< ... and s < end
+  bool scan_missing_index = true;      ///< scan event files that have no index file
+};
+
+/// @brief A problem found while loading that cost part of the trial but not the run
+/// (a corrupt index file, an unparsable name, a corrupt record met while scanning).
+struct load_warning {
+  std::filesystem::path file;  ///< relative to the trial root
+  status problem;              ///< the message names the file, byte offset or step
+};
+
+class catalog {
+ public:
+  /// @brief Load a trial folder. Does not wait for collections (unlike smdebug); a trial with
+  /// no collections file loads with no collections and `num_workers()` = number of workers seen.
+  /// @return the catalog; errors: not_found when `root` is not a directory; io_error when it
+  ///   cannot be listed. Bad individual files become `warnings()`, never a failure.
+  [[nodiscard]] static result<catalog> open(const std::filesystem::path& root,
+                                            catalog_options options = {});
+
+  /// @brief Live trials: list again and load index/event files not seen yet (ignoring `*.tmp`),
+  /// update completeness and the end marker. Cheap when nothing changed.
+  /// @return the number of new (step, worker) files loaded; errors: io_error.
+  [[nodiscard]] result<std::size_t> refresh();
+
+  [[nodiscard]] const std::filesystem::path& root() const noexcept;
+
+  // ---- names -------------------------------------------------------------------------------
+  /// @brief Every tensor name seen (reductions attach to their base name), indexed by tensor_id
+  /// in first-seen order. Ids are stable across `refresh()` (new names are appended), so use
+  /// `sorted_tensor_ids()` for name order.
+  [[nodiscard]] std::span<const std::string> tensor_names() const noexcept;
+  [[nodiscard]] std::vector<tensor_id> sorted_tensor_ids() const;
+  [[nodiscard]] std::optional<tensor_id> find_tensor(std::string_view name) const;
+  /// @brief Worker names indexed by worker_id (first-seen order, stable across refresh).
+  /// `sorted_worker_ids()` gives lexicographic order (`worker_10` < `worker_2`, like smdebug).
+  [[nodiscard]] std::span<const std::string> workers() const noexcept;
+  [[nodiscard]] std::vector<worker_id> sorted_worker_ids() const;
+  [[nodiscard]] std::optional<worker_id> find_worker(std::string_view name) const;
+  /// @brief Event file path relative to the root ("events/000000000005/..._worker_0.tfevents").
+  [[nodiscard]] const std::filesystem::path& event_file(file_id id) const;
+
+  // ---- steps and modes ---------------------------------------------------------------------
+  /// @brief Saved steps: global steps for GLOBAL, mode steps otherwise; sorted ascending.
+  /// Without `include_incomplete`, only complete steps (TRIAL_API §4).
+  [[nodiscard]] std::vector<int64_t> steps(trialstat::mode m = trialstat::mode::global,
+                                           bool include_incomplete = false) const;
+  /// @brief All saved global steps with their mode, mode step and workers, ascending.
+  [[nodiscard]] std::span<const step_info> step_infos() const noexcept;
+  [[nodiscard]] const step_info* find_step(int64_t global_step) const;
+  /// @brief Global step of (mode, mode step); identity for GLOBAL; nullopt if unknown.
+  [[nodiscard]] std::optional<int64_t> global_step(trialstat::mode m, int64_t mode_step) const;
+  /// @brief Modes other than GLOBAL that have saved steps, in enum order.
+  [[nodiscard]] std::vector<trialstat::mode> modes() const;
+
+  // ---- entries ------------------------------------------------------------------------------
+  /// @brief Every (tensor, step, worker) entry, ordered by (step, worker, order in the index).
+  [[nodiscard]] std::span<const tensor_entry> entries() const noexcept;
+  /// @brief The entries of one global step (all workers), a contiguous sub-range of entries().
+  [[nodiscard]] std::span<const tensor_entry> entries_at(int64_t global_step) const;
+  /// @brief The entry for (tensor, step, worker), or nullptr.
+  [[nodiscard]] const tensor_entry* find_entry(tensor_id tensor, int64_t global_step,
+                                               worker_id worker) const;
+  /// @brief Global steps at which `tensor` has any entry (raw, reduction or shape), ascending.
+  [[nodiscard]] std::vector<int64_t> tensor_steps(tensor_id tensor) const;
+
+  // ---- completeness (TRIAL_API §4) ----------------------------------------------------------
+  /// @brief `_meta.num_workers` of the first collections file, else the number of workers seen.
+  [[nodiscard]] int num_workers() const noexcept;
+  /// @brief `training_job_end.ts` exists.
+  [[nodiscard]] bool training_ended() const noexcept;
+  /// @brief Exact completeness: every worker wrote the step, or training ended.
+  [[nodiscard]] bool is_complete(int64_t global_step) const;
+  /// @brief Largest global step such that it and every earlier saved step are complete; -1 if none.
+  [[nodiscard]] int64_t last_complete_step() const noexcept;
+
+  // ---- collections and selection (FORMAT §8, TRIAL_API §9) ----------------------------------
+  [[nodiscard]] std::span<const collection> collections() const noexcept;
+  [[nodiscard]] const collection* find_collection(std::string_view name) const;
+  /// @brief Whether the tensor belongs to the collection: listed in its `tensor_names`, or a
+  /// match of any `include_regex` (Python re.search). False for an unknown collection.
+  [[nodiscard]] bool in_collection(tensor_id tensor, std::string_view collection_name) const;
+  /// @brief Tensors (sorted by name) in any of `collection_names` or matching any of `regexes`
+  /// (the union, spec/RULES.md §2). Errors: invalid_argument for a pattern that does not compile.
+  [[nodiscard]] result<std::vector<tensor_id>> select(std::span<const std::string> collection_names,
+                                                      std::span<const std::string> regexes) const;
+
+  /// @brief Problems met while loading (never fatal).
+  [[nodiscard]] std::span<const load_warning> warnings() const noexcept;
+
+  catalog(catalog&&) noexcept;
+  catalog& operator=(catalog&&) noexcept;
+  ~catalog();
+
+ private:
+  struct state;
+  explicit catalog(std::unique_ptr<state> s);
+  std::unique_ptr<state> state_;
+};
+
+}  // namespace trialstat::trial
