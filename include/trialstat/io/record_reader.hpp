@@ -47,7 +47,10 @@ struct record_frame {
 ///     short at the tail, or a declared length larger than what remains of the file);
 ///   - data_loss: the length CRC does not match, or the footer is neither the smdebug constant
 ///     nor the masked payload CRC.
-/// Messages name the file, the byte offset and what was expected. Synchronous, thread-safe.
+/// Messages name the file, the byte offset and what was expected; they begin
+/// "<file_name>: record at byte <file_offset>: ". A declared length of any u64 value is safe
+/// (no overflow, no allocation). Synchronous, thread-safe; the payload CRC is computed only when
+/// the footer is not the smdebug constant.
 [[nodiscard]] result<record_frame> parse_record(std::span<const std::byte> bytes,
                                                 uint64_t file_offset, std::string_view file_name);
 
@@ -64,11 +67,19 @@ class record_scanner {
   ///   truncated_record when the last record is cut short (cursor unchanged: retry after the
   ///   file grew); data_loss for a corrupt record: the cursor then moves to the next offset
   ///   where a valid record frame begins (or the end), so one corrupt record costs that record
-  ///   only — call `next()` again to continue.
+  ///   only — call `next()` again to continue. The resynchronisation stops at the first later
+  ///   offset holding a valid record (length CRC and footer valid), or at one whose header is
+  ///   valid but whose record runs past the end (a tail still being written); else at the end.
+  ///   Messages begin "<file>: record at byte <offset>: ".
   [[nodiscard]] result<record_frame> next();
 
   /// @brief Offset of the next record to read.
   [[nodiscard]] uint64_t offset_bytes() const noexcept { return offset_; }
+
+  /// @brief Replace the bytes with a newer, longer copy of the same file (re-read after it
+  /// grew), keeping the cursor, so a `next()` that returned truncated_record can be retried.
+  /// @return invalid_argument (nothing changed) when `file_bytes` is shorter than the cursor.
+  [[nodiscard]] status set_file_bytes(std::span<const std::byte> file_bytes);
 
  private:
   std::span<const std::byte> bytes_;
