@@ -1,0 +1,994 @@
+// SPDX-License-Identifier: Apache-2.0
+// The trial catalog (spec/FORMAT.md §1, §6–§8; spec/TRIAL_API.md §2–§4, §9).
+//
+// Layout of the loaded state:
+//  * entries_: every tensor_entry, grouped in blocks of one (step, worker) file each; blocks are
+//    kept sorted by (step, worker id), entries inside a block in index order. New files are
+//    appended and the blocks re-ordered (one pass of moves) only when order broke.
+//  * tensor_offsets_/tensor_entry_index_: a CSR index tensor -> entry positions, in entry order,
+//    so (step, worker) ascending: find_entry is a binary search, tensor_steps a walk.
+//  * step_map_: global step -> step_info (first (mode, mode_step) seen wins), mirrored into the
+//    sorted step_infos_ vector with the entry range of every step.
+#include "trialstat/trial/catalog.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <numeric>
+#include <string>
+#include <system_error>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "host/trial/index_json.hpp"
+#include "trialstat/io/event_decoder.hpp"
+#include "trialstat/io/file_reader.hpp"
+#include "trialstat/io/record_reader.hpp"
+
+namespace fs = std::filesystem;
+
+namespace trialstat::trial {
+
+// ---- reductions --------------------------------------------------------------------------------
+
+std::string_view reduction_name(reduction_op op) noexcept {
+  switch (op) {
+    case reduction_op::min: return "min";
+    case reduction_op::max: return "max";
+    case reduction_op::mean: return "mean";
+    case reduction_op::std: return "std";
+    case reduction_op::variance: return "variance";
+    case reduction_op::sum: return "sum";
+    case reduction_op::prod: return "prod";
+    case reduction_op::l1: return "l1";
+    case reduction_op::l2: return "l2";
+  }
+  return "?";
+}
+
+std::optional<reduction_op> parse_reduction(std::string_view name) noexcept {
+  static constexpr reduction_op all[] = {reduction_op::min,      reduction_op::max,
+                                         reduction_op::mean,     reduction_op::std,
+                                         reduction_op::variance, reduction_op::sum,
+                                         reduction_op::prod,     reduction_op::l1,
+                                         reduction_op::l2};
+  for (const reduction_op op : all) {
+    if (reduction_name(op) == name) return op;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+constexpr std::string_view reductions_prefix = "smdebug/reductions/";
+constexpr std::string_view end_marker_name = "training_job_end.ts";
+
+struct string_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept {
+    return std::hash<std::string_view>{}(s);
+  }
+};
+template <typename V>
+using string_map = std::unordered_map<std::string, V, string_hash, std::equal_to<>>;
+using string_set = std::unordered_set<std::string, string_hash, std::equal_to<>>;
+
+struct step_worker_hash {
+  std::size_t operator()(const std::pair<int64_t, worker_id>& k) const noexcept {
+    return std::hash<uint64_t>{}(static_cast<uint64_t>(k.first) * 0x9E3779B97F4A7C15ull ^ k.second);
+  }
+};
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::string_view basename_of(std::string_view rel) {
+  const auto slash = rel.rfind('/');
+  return slash == std::string_view::npos ? rel : rel.substr(slash + 1);
+}
+
+/// smdebug's deserialize_tf_device: `_` -> `/`, then `-` -> `:`.
+std::string deserialize_tf_device(std::string_view name) {
+  std::string out(name);
+  for (char& c : out) {
+    if (c == '_') c = '/';
+    else if (c == '-') c = ':';
+  }
+  return out;
+}
+
+struct step_file_name {
+  int64_t step = 0;
+  std::string worker;
+};
+
+/// `^(\d+)_(.+)\.<ext>$` on the basename; the worker is de-serialized when the (trial-relative)
+/// path contains `__` (FORMAT §1, smdebug parse_worker_name_from_file).
+std::optional<step_file_name> parse_step_file_name(std::string_view rel, std::string_view ext) {
+  const std::string_view base = basename_of(rel);
+  if (!ends_with(base, ext)) return std::nullopt;
+  const std::string_view stem = base.substr(0, base.size() - ext.size());
+  std::size_t digits = 0;
+  while (digits < stem.size() && stem[digits] >= '0' && stem[digits] <= '9') ++digits;
+  if (digits == 0 || digits + 1 >= stem.size() || stem[digits] != '_') return std::nullopt;
+  int64_t step = 0;
+  const auto [ptr, ec] = std::from_chars(stem.data(), stem.data() + digits, step);
+  if (ec != std::errc() || ptr != stem.data() + digits) return std::nullopt;
+  const std::string_view worker = stem.substr(digits + 1);
+  step_file_name out;
+  out.step = step;
+  out.worker = rel.find("__") != std::string_view::npos ? deserialize_tf_device(worker)
+                                                        : std::string(worker);
+  return out;
+}
+
+/// `.*/collections/.+/(.+)_collections\.(json|ts)$` on the trial-relative path (with a leading
+/// `/`); the worker is de-serialized when it starts with `_` (smdebug
+/// get_worker_name_from_collection_file).
+std::optional<std::string> parse_collection_file_name(std::string_view rel, bool* is_json) {
+  if (rel.substr(0, 12) != "collections/") return std::nullopt;
+  const std::string_view rest = rel.substr(12);
+  const auto slash = rest.rfind('/');
+  if (slash == std::string_view::npos || slash == 0) return std::nullopt;
+  const std::string_view base = rest.substr(slash + 1);
+  std::string_view stem;
+  if (ends_with(base, "_collections.json")) {
+    stem = base.substr(0, base.size() - 17);
+    *is_json = true;
+  } else if (ends_with(base, "_collections.ts")) {
+    stem = base.substr(0, base.size() - 15);
+    *is_json = false;
+  } else {
+    return std::nullopt;
+  }
+  if (stem.empty()) return std::nullopt;
+  if (stem.front() == '_') return deserialize_tf_device(stem);
+  return std::string(stem);
+}
+
+/// Whole small file into `out`; false with `error` set when it cannot be read.
+bool read_text_file(const fs::path& path, std::string& out, std::string& error) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    error = std::strerror(errno);
+    return false;
+  }
+  out.clear();
+  char buffer[1 << 16];
+  for (;;) {
+    const std::size_t n = std::fread(buffer, 1, sizeof(buffer), f);
+    out.append(buffer, n);
+    if (n < sizeof(buffer)) break;
+  }
+  const bool failed = std::ferror(f) != 0;
+  if (failed) error = "read error";
+  std::fclose(f);
+  return !failed;
+}
+
+int mode_index(trialstat::mode m) { return static_cast<int>(m) - 1; }
+
+}  // namespace
+
+// ---- state --------------------------------------------------------------------------------------
+
+struct catalog::state {
+  struct block {
+    int64_t step = 0;
+    worker_id worker = 0;
+    uint32_t begin = 0;
+    uint32_t count = 0;
+    bool from_scan = false;
+    bool alive = true;
+  };
+
+  fs::path root;
+  catalog_options options;
+
+  std::vector<std::string> tensor_names;
+  string_map<tensor_id> tensor_ids;
+  std::vector<std::string> worker_names;
+  string_map<worker_id> worker_ids;
+  std::vector<fs::path> event_files;
+  string_map<file_id> event_file_ids;
+
+  std::vector<tensor_entry> entries;
+  std::vector<block> blocks;
+  std::unordered_map<std::pair<int64_t, worker_id>, uint32_t, step_worker_hash> block_of;
+  bool blocks_dirty = false;
+
+  std::map<int64_t, step_info> step_map;
+  std::vector<step_info> step_infos;
+  std::vector<std::size_t> step_begin;  ///< [steps + 1] entry ranges of step_infos
+  std::map<int64_t, int64_t> mode_to_global[3];  ///< TRAIN, EVAL, PREDICT: mode step -> global
+
+  std::vector<uint32_t> tensor_offsets;      ///< [tensors + 1]
+  std::vector<uint32_t> tensor_entry_index;  ///< [entries], grouped by tensor
+  std::vector<tensor_id> sorted_tensors;
+  std::vector<worker_id> sorted_workers;
+
+  std::vector<collection> collections;
+  std::vector<std::vector<name_regex>> collection_regexes;
+  std::vector<std::vector<std::string>> collection_names_sorted;
+  bool collections_parsed = false;
+  std::optional<int> collection_num_workers;
+
+  bool training_ended = false;
+  int64_t last_complete = -1;
+
+  string_set seen_files;
+  std::vector<load_warning> warnings;
+
+  // scratch, reused across files
+  detail::parsed_index scratch;
+  std::string text_buffer;
+  std::vector<std::byte> event_buffer;
+  std::vector<uint32_t> slot_stamp;
+  std::vector<uint32_t> slot_index;
+  uint32_t stamp = 0;
+
+  // ---- interning ----
+  tensor_id intern_tensor(std::string_view name) {
+    if (const auto it = tensor_ids.find(name); it != tensor_ids.end()) return it->second;
+    const auto id = static_cast<tensor_id>(tensor_names.size());
+    tensor_names.emplace_back(name);
+    tensor_ids.emplace(tensor_names.back(), id);
+    slot_stamp.push_back(0);
+    slot_index.push_back(0);
+    return id;
+  }
+  worker_id intern_worker(std::string_view name) {
+    if (const auto it = worker_ids.find(name); it != worker_ids.end()) return it->second;
+    const auto id = static_cast<worker_id>(worker_names.size());
+    worker_names.emplace_back(name);
+    worker_ids.emplace(worker_names.back(), id);
+    return id;
+  }
+  file_id intern_event_file(std::string_view rel) {
+    if (const auto it = event_file_ids.find(rel); it != event_file_ids.end()) return it->second;
+    const auto id = static_cast<file_id>(event_files.size());
+    event_files.emplace_back(rel);
+    event_file_ids.emplace(std::string(rel), id);
+    return id;
+  }
+
+  void warn(std::string_view rel, error_code code, std::string message) {
+    warnings.push_back({fs::path(rel), status(code, std::move(message))});
+  }
+
+  [[nodiscard]] bool in_range(int64_t step) const {
+    if (options.range_begin && step < *options.range_begin) return false;
+    if (options.range_end && step >= *options.range_end) return false;
+    return true;
+  }
+
+  // ---- listing ----
+  /// Trial-relative paths ('/'-separated) of the regular files under root/sub, sorted.
+  status list_files(std::string_view sub, std::vector<std::string>& out) const {
+    out.clear();
+    const fs::path dir = root / sub;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return status::success();
+    const std::string dir_string = dir.string();
+    fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+    if (ec) {
+      return status(error_code::io_error, fmt::format("cannot list {}: {}", dir_string, ec.message()));
+    }
+    for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (ec) break;
+      std::error_code type_ec;
+      if (!it->is_regular_file(type_ec)) continue;
+      const std::string& full = it->path().native();
+      if (full.size() <= dir_string.size()) continue;
+      std::string rel(sub);
+      rel.append(full, dir_string.size(), std::string::npos);
+      out.push_back(std::move(rel));
+    }
+    if (ec) {
+      return status(error_code::io_error, fmt::format("cannot list {}: {}", dir_string, ec.message()));
+    }
+    std::sort(out.begin(), out.end());
+    return status::success();
+  }
+
+  // ---- one file's entries ----
+  tensor_entry& entry_for(tensor_id t, int64_t step, worker_id w) {
+    if (slot_stamp[t] == stamp) return entries[slot_index[t]];
+    slot_stamp[t] = stamp;
+    slot_index[t] = static_cast<uint32_t>(entries.size());
+    tensor_entry& e = entries.emplace_back();
+    e.tensor = t;
+    e.step = step;
+    e.worker = w;
+    return e;
+  }
+
+  /// Register the (step, worker) file held in `scratch`.
+  void commit(std::string_view rel, int64_t step, worker_id w, std::optional<file_id> event_file,
+              bool from_scan) {
+    const trialstat::mode m = scratch.mode.value_or(trialstat::mode::global);
+    const int64_t mode_step = m == trialstat::mode::global ? step : scratch.mode_step.value_or(step);
+
+    auto [it, inserted] = step_map.try_emplace(step);
+    step_info& info = it->second;
+    if (inserted) {
+      info.step = step;
+      info.mode = m;
+      info.mode_step = mode_step;
+    }
+    const auto pos = std::lower_bound(info.workers.begin(), info.workers.end(), w);
+    if (pos == info.workers.end() || *pos != w) info.workers.insert(pos, w);
+    if (m != trialstat::mode::global) mode_to_global[mode_index(m)].try_emplace(mode_step, step);
+
+    const auto begin = static_cast<uint32_t>(entries.size());
+    if (++stamp == 0) {  // wrapped: clear the stamps once every 2^32 files
+      std::fill(slot_stamp.begin(), slot_stamp.end(), 0);
+      stamp = 1;
+    }
+    for (const auto& item : scratch.tensors) {
+      const std::string_view name = scratch.name(item.name_offset, item.name_length);
+      const record_location location{event_file.value_or(0), item.start_bytes, item.length_bytes};
+      if (name.substr(0, reductions_prefix.size()) == reductions_prefix) {
+        const std::string_view rest = name.substr(reductions_prefix.size());
+        const auto slash = rest.find('/');
+        std::optional<reduction_op> op;
+        bool abs = false;
+        if (slash != std::string_view::npos && slash + 1 < rest.size()) {
+          std::string_view red = rest.substr(0, slash);
+          if (red.substr(0, 4) == "abs_") {
+            abs = true;
+            red.remove_prefix(4);
+          }
+          op = parse_reduction(red);
+        }
+        if (!op) {
+          warn(rel, error_code::data_loss,
+               fmt::format("{}: step {}: reduction record name '{}' is not "
+                           "smdebug/reductions/[abs_]<min|max|mean|std|variance|sum|prod|l1|l2>/<tensor>; "
+                           "record ignored",
+                           rel, step, name));
+          continue;
+        }
+        tensor_entry& e = entry_for(intern_tensor(rest.substr(slash + 1)), step, w);
+        auto same = std::find_if(e.reductions.begin(), e.reductions.end(),
+                                 [&](const saved_reduction& r) { return r.op == *op && r.abs == abs; });
+        if (same != e.reductions.end()) {
+          same->location = location;  // a repeated name: the last entry wins
+        } else {
+          e.reductions.push_back({*op, abs, location});
+        }
+        continue;
+      }
+      entry_for(intern_tensor(name), step, w).raw = location;
+    }
+    for (const auto& item : scratch.shapes) {
+      const std::string_view name = scratch.name(item.name_offset, item.name_length);
+      if (name.substr(0, reductions_prefix.size()) == reductions_prefix) continue;  // never written
+      const auto dims = std::span<const int64_t>(scratch.dims).subspan(item.dims_offset, item.dims_count);
+      entry_for(intern_tensor(name), step, w).shape.emplace(dims.begin(), dims.end());
+    }
+    const auto count = static_cast<uint32_t>(entries.size() - begin);
+    if (!blocks.empty()) {
+      const block& last = blocks.back();
+      if (!(last.step < step || (last.step == step && last.worker < w))) blocks_dirty = true;
+    }
+    block_of[{step, w}] = static_cast<uint32_t>(blocks.size());
+    blocks.push_back({step, w, begin, count, from_scan, true});
+  }
+
+  // ---- index files ----
+  bool load_index_file(const std::string& rel, const step_file_name& name) {
+    std::string error;
+    if (!read_text_file(root / rel, text_buffer, error)) {
+      warn(rel, error_code::io_error, fmt::format("index file {}: cannot read: {}", rel, error));
+      return false;
+    }
+    const status parsed = detail::parse_index_json(text_buffer, scratch);
+    if (!parsed.ok()) {
+      warn(rel, parsed.code(), fmt::format("index file {} (step {}, worker {}): {}", rel, name.step,
+                                           name.worker, parsed.message()));
+      return false;
+    }
+    const worker_id w = intern_worker(name.worker);
+    if (const auto it = block_of.find({name.step, w}); it != block_of.end()) {
+      block& old = blocks[it->second];
+      if (!old.from_scan) {
+        warn(rel, error_code::invalid_argument,
+             fmt::format("index file {}: a second index file for step {}, worker {}; ignored", rel,
+                         name.step, name.worker));
+        return false;
+      }
+      // The index arrived after its event file was scanned: the index wins (it has shapes).
+      old.alive = false;
+      blocks_dirty = true;
+      block_of.erase(it);
+    }
+    std::optional<file_id> event_file;
+    if (!scratch.tensors.empty()) event_file = intern_event_file(scratch.event_file_name);
+    commit(rel, name.step, w, event_file, /*from_scan=*/false);
+    return true;
+  }
+
+  // ---- event-file scan (no usable index) ----
+  bool scan_event_file(const std::string& rel, const step_file_name& name) {
+    const auto size = io::read_file(root / rel, event_buffer);
+    if (!size.has_value()) {
+      const status s = size.error_status();
+      warn(rel, s.code(), fmt::format("event file {}: cannot read: {}", rel, s.message()));
+      return false;
+    }
+    scratch.clear();
+    io::record_scanner scanner(std::span<const std::byte>(event_buffer.data(), *size), rel);
+    io::event_decoder decoder;
+    io::event_record record;
+    bool first = true;
+    bool step_mismatch_reported = false;
+    for (;;) {
+      const uint64_t before = scanner.offset_bytes();
+      auto frame = scanner.next();
+      if (!frame.has_value()) {
+        const status s = frame.error_status();
+        if (s.code() == error_code::end_of_stream) break;
+        warn(rel, s.code(),
+             fmt::format("event file {} (step {}, worker {}), scanned because it has no usable "
+                         "index: {}",
+                         rel, name.step, name.worker, s.message()));
+        if (s.code() == error_code::data_loss && scanner.offset_bytes() > before) continue;
+        break;
+      }
+      const status decoded = decoder.decode(frame->payload, record);
+      if (!decoded.ok()) {
+        warn(rel, decoded.code(),
+             fmt::format("event file {} (step {}, worker {}): record at byte {}: {}; record ignored",
+                         rel, name.step, name.worker, frame->offset_bytes, decoded.message()));
+        continue;
+      }
+      if (first) {
+        first = false;
+        scratch.mode = record.has_mode ? record.mode : trialstat::mode::global;
+        scratch.mode_step = record.has_mode ? record.mode_step : record.step;
+      }
+      if (record.step != name.step && !step_mismatch_reported) {
+        step_mismatch_reported = true;
+        warn(rel, error_code::data_loss,
+             fmt::format("event file {}: record at byte {} has Event.step {} but the file name "
+                         "says step {}; the file name's step is used",
+                         rel, frame->offset_bytes, record.step, name.step));
+      }
+      scratch.add_tensor(record.tag, frame->offset_bytes, frame->size_bytes());
+    }
+    if (scratch.tensors.empty()) return false;
+    const worker_id w = intern_worker(name.worker);
+    commit(rel, name.step, w, intern_event_file(rel), /*from_scan=*/true);
+    return true;
+  }
+
+  // ---- collections ----
+  void parse_collections_file(const std::string& rel) {
+    std::string error;
+    if (!read_text_file(root / rel, text_buffer, error)) {
+      warn(rel, error_code::io_error, fmt::format("collections file {}: cannot read: {}", rel, error));
+      return;
+    }
+    using ojson = nlohmann::ordered_json;
+    const ojson doc = ojson::parse(text_buffer, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded() || !doc.is_object()) {
+      warn(rel, error_code::data_loss,
+           fmt::format("collections file {}: expected a JSON object with \"collections\" and "
+                       "\"_meta\"; no collections loaded",
+                       rel));
+      return;
+    }
+    if (const auto meta = doc.find("_meta"); meta != doc.end() && meta->is_object()) {
+      if (const auto n = meta->find("num_workers"); n != meta->end()) {
+        if (n->is_number_integer() && n->get<int64_t>() >= 1 && n->get<int64_t>() < (1 << 30)) {
+          collection_num_workers = static_cast<int>(n->get<int64_t>());
+        } else {
+          warn(rel, error_code::data_loss,
+               fmt::format("collections file {}: _meta.num_workers: expected a positive integer", rel));
+        }
+      }
+    }
+    const auto all = doc.find("collections");
+    if (all == doc.end() || !all->is_object()) {
+      warn(rel, error_code::data_loss,
+           fmt::format("collections file {}: \"collections\": expected an object", rel));
+      return;
+    }
+    for (auto it = all->begin(); it != all->end(); ++it) {
+      const ojson& v = it.value();
+      std::vector<std::string> problems;
+      if (!v.is_object()) {
+        warn(rel, error_code::data_loss,
+             fmt::format("collections file {}: collection '{}': expected an object", rel, it.key()));
+        continue;
+      }
+      collection c;
+      c.name = it.key();
+      if (const auto n = v.find("name"); n != v.end() && n->is_string()) c.name = n->get<std::string>();
+      const auto string_list = [&](const char* field, std::vector<std::string>& out) {
+        const auto f = v.find(field);
+        if (f == v.end() || f->is_null()) return;
+        if (!f->is_array()) {
+          problems.push_back(fmt::format("{}: expected a list of strings", field));
+          return;
+        }
+        for (const auto& s : *f) {
+          if (s.is_string()) {
+            out.push_back(s.get<std::string>());
+          } else if (s.is_array()) {  // smdebug flattens nested lists
+            for (const auto& inner : s) {
+              if (inner.is_string()) out.push_back(inner.get<std::string>());
+            }
+          } else {
+            problems.push_back(fmt::format("{}: expected a list of strings", field));
+          }
+        }
+      };
+      string_list("include_regex", c.include_regex);
+      string_list("tensor_names", c.tensor_names);
+      if (const auto rc = v.find("reduction_config"); rc != v.end() && !rc->is_null()) {
+        if (!rc->is_object()) {
+          problems.emplace_back("reduction_config: expected an object");
+        } else {
+          if (const auto f = rc->find("save_raw_tensor"); f != rc->end()) {
+            if (f->is_boolean()) c.save_raw_tensor = f->get<bool>();
+            else problems.emplace_back("reduction_config.save_raw_tensor: expected a boolean");
+          }
+          if (const auto f = rc->find("save_shape"); f != rc->end()) {
+            if (f->is_boolean()) c.save_shape = f->get<bool>();
+            else problems.emplace_back("reduction_config.save_shape: expected a boolean");
+          }
+          if (const auto f = rc->find("reductions"); f != rc->end()) {
+            if (f->is_string()) c.reductions = f->get<std::string>();
+            else problems.emplace_back("reduction_config.reductions: expected a string");
+          }
+        }
+      }
+      if (const auto sc = v.find("save_config"); sc != v.end() && !sc->is_null()) {
+        if (!sc->is_object()) {
+          problems.emplace_back("save_config: expected an object keyed by mode");
+        } else {
+          for (auto m = sc->begin(); m != sc->end(); ++m) {
+            const auto parsed_mode = parse_mode_name(m.key());
+            if (!parsed_mode) continue;
+            const ojson& cfg = m.value();
+            if (cfg.is_null()) continue;
+            if (!cfg.is_object()) {
+              problems.push_back(fmt::format("save_config.{}: expected an object or null", m.key()));
+              continue;
+            }
+            save_config s;
+            bool good = true;
+            const auto int_field = [&](const char* field, int64_t& out) {
+              const auto f = cfg.find(field);
+              if (f == cfg.end() || f->is_null()) return;
+              if (f->is_number_integer()) {
+                out = f->get<int64_t>();
+              } else {
+                good = false;
+                problems.push_back(fmt::format("save_config.{}.{}: expected an integer", m.key(), field));
+              }
+            };
+            int_field("save_interval", s.save_interval);
+            int_field("start_step", s.start_step);
+            if (const auto f = cfg.find("end_step"); f != cfg.end() && !f->is_null()) {
+              if (f->is_number_integer()) {
+                s.end_step = f->get<int64_t>();
+              } else {
+                good = false;
+                problems.push_back(fmt::format("save_config.{}.end_step: expected an integer or null", m.key()));
+              }
+            }
+            if (const auto f = cfg.find("save_steps"); f != cfg.end() && !f->is_null()) {
+              if (f->is_array()) {
+                for (const auto& x : *f) {
+                  if (x.is_number_integer()) {
+                    s.save_steps.push_back(x.get<int64_t>());
+                  } else {
+                    good = false;
+                  }
+                }
+                if (!good) problems.push_back(fmt::format("save_config.{}.save_steps: expected integers", m.key()));
+              } else {
+                good = false;
+                problems.push_back(fmt::format("save_config.{}.save_steps: expected a list", m.key()));
+              }
+            }
+            if (good) c.save_configs[mode_index(*parsed_mode)] = std::move(s);
+          }
+        }
+      }
+      if (!problems.empty()) {
+        std::string joined;
+        for (const auto& p : problems) joined += (joined.empty() ? "" : "; ") + p;
+        warn(rel, error_code::data_loss,
+             fmt::format("collections file {}: collection '{}': {} (those fields use defaults)", rel,
+                         c.name, joined));
+      }
+      std::vector<name_regex> regexes;
+      for (const auto& pattern : c.include_regex) {
+        auto compiled = name_regex::compile(pattern);
+        if (compiled.has_value()) {
+          regexes.push_back(std::move(*compiled));
+        } else {
+          warn(rel, error_code::invalid_argument,
+               fmt::format("collections file {}: collection '{}': {}; that pattern matches nothing",
+                           rel, c.name, compiled.error_status().message()));
+        }
+      }
+      std::vector<std::string> sorted_names = c.tensor_names;
+      std::sort(sorted_names.begin(), sorted_names.end());
+      collections.push_back(std::move(c));
+      collection_regexes.push_back(std::move(regexes));
+      collection_names_sorted.push_back(std::move(sorted_names));
+    }
+  }
+
+  status load_collections() {
+    std::vector<std::string> files;
+    TRIALSTAT_RETURN_IF_ERROR(list_files("collections", files));
+    const std::string* first_json = nullptr;
+    for (const auto& rel : files) {
+      bool is_json = false;
+      const auto worker = parse_collection_file_name(rel, &is_json);
+      if (!worker) continue;
+      intern_worker(*worker);
+      if (is_json && first_json == nullptr) first_json = &rel;
+    }
+    if (!collections_parsed && first_json != nullptr) {
+      collections_parsed = true;
+      parse_collections_file(*first_json);
+    }
+    return status::success();
+  }
+
+  // ---- one pass over the folder ----
+  result<std::size_t> load_pass() {
+    std::size_t loaded = 0;
+    TRIALSTAT_RETURN_IF_ERROR(load_collections());
+
+    std::vector<std::string> files;
+    TRIALSTAT_RETURN_IF_ERROR(list_files("index", files));
+    for (const auto& rel : files) {
+      if (seen_files.contains(rel)) continue;
+      const std::string_view base = basename_of(rel);
+      if (!ends_with(base, ".json")) continue;  // *.tmp (being written), *.csv, others
+      const auto name = parse_step_file_name(rel, ".json");
+      if (!name) {
+        seen_files.insert(rel);
+        warn(rel, error_code::invalid_argument,
+             fmt::format("index file {}: name does not match <step>_<worker>.json; ignored", rel));
+        continue;
+      }
+      if (!in_range(name->step)) continue;
+      seen_files.insert(rel);
+      if (load_index_file(rel, *name)) ++loaded;
+    }
+
+    if (options.scan_missing_index) {
+      TRIALSTAT_RETURN_IF_ERROR(list_files("events", files));
+      for (const auto& rel : files) {
+        if (seen_files.contains(rel)) continue;
+        const std::string_view base = basename_of(rel);
+        if (!ends_with(base, ".tfevents")) continue;  // *.tmp and anything else
+        const auto name = parse_step_file_name(rel, ".tfevents");
+        if (!name) {
+          seen_files.insert(rel);
+          warn(rel, error_code::invalid_argument,
+               fmt::format("event file {}: name does not match <step>_<worker>.tfevents; ignored", rel));
+          continue;
+        }
+        if (!in_range(name->step)) continue;
+        if (const auto w = worker_ids.find(name->worker); w != worker_ids.end()) {
+          // Covered by an index file: nothing to scan (and no need to remember it).
+          if (block_of.contains({name->step, w->second})) continue;
+        }
+        seen_files.insert(rel);
+        if (scan_event_file(rel, *name)) ++loaded;
+      }
+    }
+
+    std::error_code ec;
+    training_ended = fs::exists(root / end_marker_name, ec);
+    if (loaded > 0 || blocks_dirty) rebuild();
+    update_completeness();
+    return loaded;
+  }
+
+  // ---- derived views ----
+  void rebuild() {
+    if (blocks_dirty) {
+      std::vector<uint32_t> order;
+      order.reserve(blocks.size());
+      std::size_t total = 0;
+      for (uint32_t i = 0; i < blocks.size(); ++i) {
+        if (!blocks[i].alive) continue;
+        order.push_back(i);
+        total += blocks[i].count;
+      }
+      std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        return blocks[a].step != blocks[b].step ? blocks[a].step < blocks[b].step
+                                                : blocks[a].worker < blocks[b].worker;
+      });
+      std::vector<tensor_entry> moved;
+      moved.reserve(total);
+      std::vector<block> reordered;
+      reordered.reserve(order.size());
+      block_of.clear();
+      for (const uint32_t i : order) {
+        block b = blocks[i];
+        const auto first = entries.begin() + b.begin;
+        b.begin = static_cast<uint32_t>(moved.size());
+        std::move(first, first + b.count, std::back_inserter(moved));
+        block_of[{b.step, b.worker}] = static_cast<uint32_t>(reordered.size());
+        reordered.push_back(b);
+      }
+      entries.swap(moved);
+      blocks.swap(reordered);
+      blocks_dirty = false;
+    }
+
+    step_infos.clear();
+    step_infos.reserve(step_map.size());
+    step_begin.clear();
+    step_begin.reserve(step_map.size() + 1);
+    std::size_t bi = 0;
+    for (const auto& [step, info] : step_map) {
+      while (bi < blocks.size() && blocks[bi].step < step) ++bi;
+      step_begin.push_back(bi < blocks.size() ? blocks[bi].begin : entries.size());
+      step_infos.push_back(info);
+    }
+    step_begin.push_back(entries.size());
+
+    const std::size_t num_tensors = tensor_names.size();
+    tensor_offsets.assign(num_tensors + 1, 0);
+    for (const auto& e : entries) ++tensor_offsets[e.tensor + 1];
+    std::partial_sum(tensor_offsets.begin(), tensor_offsets.end(), tensor_offsets.begin());
+    tensor_entry_index.resize(entries.size());
+    std::vector<uint32_t> cursor(tensor_offsets.begin(), tensor_offsets.end() - 1);
+    for (uint32_t i = 0; i < entries.size(); ++i) tensor_entry_index[cursor[entries[i].tensor]++] = i;
+
+    sorted_tensors.resize(num_tensors);
+    std::iota(sorted_tensors.begin(), sorted_tensors.end(), tensor_id{0});
+    std::sort(sorted_tensors.begin(), sorted_tensors.end(),
+              [&](tensor_id a, tensor_id b) { return tensor_names[a] < tensor_names[b]; });
+  }
+
+  void update_completeness() {
+    sorted_workers.resize(worker_names.size());
+    std::iota(sorted_workers.begin(), sorted_workers.end(), worker_id{0});
+    std::sort(sorted_workers.begin(), sorted_workers.end(),
+              [&](worker_id a, worker_id b) { return worker_names[a] < worker_names[b]; });
+    last_complete = -1;
+    for (const auto& info : step_infos) {
+      if (!complete(info)) break;
+      last_complete = info.step;
+    }
+  }
+
+  [[nodiscard]] int num_workers() const {
+    return collection_num_workers.value_or(static_cast<int>(worker_names.size()));
+  }
+  [[nodiscard]] bool complete(const step_info& info) const {
+    return training_ended || static_cast<int64_t>(info.workers.size()) >= num_workers();
+  }
+  [[nodiscard]] const step_info* find_step(int64_t step) const {
+    const auto it = std::lower_bound(step_infos.begin(), step_infos.end(), step,
+                                     [](const step_info& s, int64_t v) { return s.step < v; });
+    return it != step_infos.end() && it->step == step ? &*it : nullptr;
+  }
+  [[nodiscard]] bool tensor_in_collection(tensor_id t, std::size_t c) const {
+    const std::string& name = tensor_names[t];
+    const auto& names = collection_names_sorted[c];
+    if (std::binary_search(names.begin(), names.end(), name)) return true;
+    return search_any(collection_regexes[c], name);
+  }
+  [[nodiscard]] std::optional<std::size_t> collection_index(std::string_view name) const {
+    for (std::size_t i = 0; i < collections.size(); ++i) {
+      if (collections[i].name == name) return i;
+    }
+    return std::nullopt;
+  }
+};
+
+// ---- catalog -------------------------------------------------------------------------------------
+
+catalog::catalog(std::unique_ptr<state> s) : state_(std::move(s)) {}
+catalog::catalog(catalog&&) noexcept = default;
+catalog& catalog::operator=(catalog&&) noexcept = default;
+catalog::~catalog() = default;
+
+result<catalog> catalog::open(const fs::path& root, catalog_options options) {
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) {
+    return status(error_code::not_found, fmt::format("trial folder {} does not exist or is not a directory",
+                                                     root.string()));
+  }
+  if (options.range_begin && *options.range_begin < 0) {
+    return status(error_code::invalid_argument,
+                  fmt::format("range_begin {} is negative", *options.range_begin));
+  }
+  if (options.range_begin && options.range_end && *options.range_end <= *options.range_begin) {
+    return status(error_code::invalid_argument,
+                  fmt::format("range_end {} is not greater than range_begin {}", *options.range_end,
+                              *options.range_begin));
+  }
+  auto s = std::make_unique<state>();
+  s->root = root;
+  s->options = options;
+  auto loaded = s->load_pass();
+  if (!loaded.has_value()) return loaded.error_status();
+  s->rebuild();  // also for an empty trial: sizes the derived views
+  s->update_completeness();
+  return catalog(std::move(s));
+}
+
+result<std::size_t> catalog::refresh() { return state_->load_pass(); }
+
+const fs::path& catalog::root() const noexcept { return state_->root; }
+
+std::span<const std::string> catalog::tensor_names() const noexcept { return state_->tensor_names; }
+
+std::vector<tensor_id> catalog::sorted_tensor_ids() const { return state_->sorted_tensors; }
+
+std::optional<tensor_id> catalog::find_tensor(std::string_view name) const {
+  const auto it = state_->tensor_ids.find(name);
+  if (it == state_->tensor_ids.end()) return std::nullopt;
+  return it->second;
+}
+
+std::span<const std::string> catalog::workers() const noexcept { return state_->worker_names; }
+
+std::vector<worker_id> catalog::sorted_worker_ids() const { return state_->sorted_workers; }
+
+std::optional<worker_id> catalog::find_worker(std::string_view name) const {
+  const auto it = state_->worker_ids.find(name);
+  if (it == state_->worker_ids.end()) return std::nullopt;
+  return it->second;
+}
+
+const fs::path& catalog::event_file(file_id id) const {
+  static const fs::path empty;
+  return id < state_->event_files.size() ? state_->event_files[id] : empty;
+}
+
+std::vector<int64_t> catalog::steps(trialstat::mode m, bool include_incomplete) const {
+  std::vector<int64_t> out;
+  if (m == trialstat::mode::global) {
+    out.reserve(state_->step_infos.size());
+    for (const auto& info : state_->step_infos) {
+      if (include_incomplete || state_->complete(info)) out.push_back(info.step);
+    }
+    return out;
+  }
+  const int index = mode_index(m);
+  if (index < 0 || index > 2) return out;
+  for (const auto& [mode_step, global] : state_->mode_to_global[index]) {
+    if (include_incomplete) {
+      out.push_back(mode_step);
+    } else if (const step_info* info = state_->find_step(global); info && state_->complete(*info)) {
+      out.push_back(mode_step);
+    }
+  }
+  return out;
+}
+
+std::span<const step_info> catalog::step_infos() const noexcept { return state_->step_infos; }
+
+const step_info* catalog::find_step(int64_t global_step) const { return state_->find_step(global_step); }
+
+std::optional<int64_t> catalog::global_step(trialstat::mode m, int64_t mode_step) const {
+  if (m == trialstat::mode::global) return mode_step;
+  const int index = mode_index(m);
+  if (index < 0 || index > 2) return std::nullopt;
+  const auto& map = state_->mode_to_global[index];
+  const auto it = map.find(mode_step);
+  if (it == map.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<trialstat::mode> catalog::modes() const {
+  std::vector<trialstat::mode> out;
+  for (const trialstat::mode m : {trialstat::mode::train, trialstat::mode::eval, trialstat::mode::predict}) {
+    if (!state_->mode_to_global[mode_index(m)].empty()) out.push_back(m);
+  }
+  return out;
+}
+
+std::span<const tensor_entry> catalog::entries() const noexcept { return state_->entries; }
+
+std::span<const tensor_entry> catalog::entries_at(int64_t global_step) const {
+  const auto& infos = state_->step_infos;
+  const auto it = std::lower_bound(infos.begin(), infos.end(), global_step,
+                                   [](const step_info& s, int64_t v) { return s.step < v; });
+  if (it == infos.end() || it->step != global_step) return {};
+  const auto i = static_cast<std::size_t>(it - infos.begin());
+  const std::size_t begin = state_->step_begin[i];
+  const std::size_t end = state_->step_begin[i + 1];
+  return std::span<const tensor_entry>(state_->entries).subspan(begin, end - begin);
+}
+
+const tensor_entry* catalog::find_entry(tensor_id tensor, int64_t global_step, worker_id worker) const {
+  const auto& s = *state_;
+  if (tensor + 1 >= s.tensor_offsets.size()) return nullptr;
+  const auto first = s.tensor_entry_index.begin() + s.tensor_offsets[tensor];
+  const auto last = s.tensor_entry_index.begin() + s.tensor_offsets[tensor + 1];
+  const auto it = std::lower_bound(first, last, std::pair{global_step, worker},
+                                   [&](uint32_t i, const std::pair<int64_t, worker_id>& key) {
+                                     const tensor_entry& e = s.entries[i];
+                                     return e.step != key.first ? e.step < key.first : e.worker < key.second;
+                                   });
+  if (it == last) return nullptr;
+  const tensor_entry& e = s.entries[*it];
+  return e.step == global_step && e.worker == worker ? &e : nullptr;
+}
+
+std::vector<int64_t> catalog::tensor_steps(tensor_id tensor) const {
+  std::vector<int64_t> out;
+  const auto& s = *state_;
+  if (tensor + 1 >= s.tensor_offsets.size()) return out;
+  for (uint32_t k = s.tensor_offsets[tensor]; k < s.tensor_offsets[tensor + 1]; ++k) {
+    const int64_t step = s.entries[s.tensor_entry_index[k]].step;
+    if (out.empty() || out.back() != step) out.push_back(step);
+  }
+  return out;
+}
+
+int catalog::num_workers() const noexcept { return state_->num_workers(); }
+
+bool catalog::training_ended() const noexcept { return state_->training_ended; }
+
+bool catalog::is_complete(int64_t global_step) const {
+  const step_info* info = state_->find_step(global_step);
+  return info != nullptr && state_->complete(*info);
+}
+
+int64_t catalog::last_complete_step() const noexcept { return state_->last_complete; }
+
+std::span<const collection> catalog::collections() const noexcept { return state_->collections; }
+
+const collection* catalog::find_collection(std::string_view name) const {
+  const auto i = state_->collection_index(name);
+  return i ? &state_->collections[*i] : nullptr;
+}
+
+bool catalog::in_collection(tensor_id tensor, std::string_view collection_name) const {
+  if (tensor >= state_->tensor_names.size()) return false;
+  const auto i = state_->collection_index(collection_name);
+  return i && state_->tensor_in_collection(tensor, *i);
+}
+
+result<std::vector<tensor_id>> catalog::select(std::span<const std::string> collection_names,
+                                               std::span<const std::string> regexes) const {
+  std::vector<name_regex> compiled;
+  compiled.reserve(regexes.size());
+  for (const auto& pattern : regexes) {
+    auto rx = name_regex::compile(pattern);
+    if (!rx.has_value()) return rx.error_status();
+    compiled.push_back(std::move(*rx));
+  }
+  std::vector<std::size_t> chosen;
+  for (const auto& name : collection_names) {
+    if (const auto i = state_->collection_index(name)) chosen.push_back(*i);
+  }
+  std::vector<tensor_id> out;
+  for (const tensor_id t : state_->sorted_tensors) {
+    bool take = search_any(compiled, state_->tensor_names[t]);
+    for (std::size_t k = 0; !take && k < chosen.size(); ++k) take = state_->tensor_in_collection(t, chosen[k]);
+    if (take) out.push_back(t);
+  }
+  return out;
+}
+
+std::span<const load_warning> catalog::warnings() const noexcept { return state_->warnings; }
+
+}  // namespace trialstat::trial
