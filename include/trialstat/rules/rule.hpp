@@ -54,6 +54,13 @@ class rule {
   ///   rule's status is then Error with this message.
   [[nodiscard]] virtual status prepare(const trial::catalog& trial, plan::read_plan& plan) = 0;
 
+  /// @brief Called once with the merged plan of every rule, after all `prepare` calls and
+  /// before the first `evaluate_step` (additive hook). Records list allclose violations and
+  /// axis-0 counts parallel to the *merged* request's lists, which can hold other rules' entries
+  /// too; a rule that reads them finds the index of its own entry here. A rule that is not told
+  /// the merged plan falls back to what the records alone determine (see each rule).
+  virtual void plan_ready(const plan::read_plan& /*merged*/) {}
+
   /// @brief Evaluate one saved global step. Called in increasing step order with the records of
   /// that step (all workers, only tensors somebody requested). Append findings for conditions
   /// met at this step. Must not throw.
@@ -71,7 +78,9 @@ class rule {
 [[nodiscard]] result<std::unique_ptr<rule>> make_rule(std::string_view name,
                                                       const rule_parameters& params);
 
-/// @brief Names of every built-in rule, in spec/RULES.md order.
+/// @brief Names of every built-in rule trialstat implements, in spec/RULES.md order (see
+/// builtin_rules.hpp). `make_rule` also accepts each one's SDK function name, e.g.
+/// "vanishing_gradient".
 [[nodiscard]] std::vector<std::string> builtin_rule_names();
 
 }  // namespace trialstat::rules

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+// SageMaker-shaped rule configurations (DebugRuleConfigurations) → rule_config_entry list.
+#include "trialstat/rules/rule_config.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace trialstat::rules {
+namespace {
+
+using json = nlohmann::json;
+
+status shape_error(std::string_view source, std::size_t index, std::string_view what) {
+  return status(error_code::invalid_argument,
+                fmt::format("{}: rule configuration entry {}: {}", source, index, what));
+}
+
+/// A parameter value as SageMaker's string form.
+result<std::string> parameter_text(const json& value, std::string_view source, std::size_t index,
+                                   const std::string& key) {
+  switch (value.type()) {
+    case json::value_t::string: return value.get<std::string>();
+    case json::value_t::boolean: return std::string(value.get<bool>() ? "True" : "False");
+    case json::value_t::null: return std::string("None");
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float: return value.dump();
+    case json::value_t::array: {
+      std::string joined;
+      for (const json& element : value) {
+        if (!element.is_string()) {
+          return shape_error(source, index,
+                             fmt::format("RuleParameters '{}': a list must hold strings", key));
+        }
+        if (!joined.empty()) joined += ",";
+        joined += element.get<std::string>();
+      }
+      return joined;
+    }
+    default:
+      return shape_error(source, index,
+                         fmt::format("RuleParameters '{}' must be a string, got {}", key,
+                                     value.type_name()));
+  }
+}
+
+result<rule_config_entry> parse_entry(const json& entry, std::string_view source,
+                                      std::size_t index) {
+  if (!entry.is_object()) {
+    return shape_error(source, index, fmt::format("expected an object, got {}", entry.type_name()));
+  }
+  const auto params = entry.find("RuleParameters");
+  if (params == entry.end() || !params->is_object()) {
+    return shape_error(source, index, "missing RuleParameters object (with rule_to_invoke)");
+  }
+  rule_config_entry out;
+  const auto invoke = params->find("rule_to_invoke");
+  if (invoke == params->end() || !invoke->is_string() || invoke->get<std::string>().empty()) {
+    return shape_error(source, index, "RuleParameters has no rule_to_invoke (the rule's name)");
+  }
+  out.rule_name = invoke->get<std::string>();
+  for (const auto& [key, value] : params->items()) {
+    if (key == "rule_to_invoke") continue;
+    auto text = parameter_text(value, source, index, key);
+    if (!text) return text.error_status();
+    out.parameters.emplace(key, std::move(*text));
+  }
+  const auto name = entry.find("RuleConfigurationName");
+  if (name != entry.end() && name->is_string() && !name->get<std::string>().empty()) {
+    out.configuration_name = name->get<std::string>();
+  } else if (name != entry.end() && !name->is_null() && !name->is_string()) {
+    return shape_error(source, index, "RuleConfigurationName must be a string");
+  } else {
+    out.configuration_name = out.rule_name;
+  }
+  return out;
+}
+
+}  // namespace
+
+result<std::vector<rule_config_entry>> parse_rule_config(std::string_view json_text,
+                                                         std::string_view source_name) {
+  json document;
+  try {
+    document = json::parse(json_text.begin(), json_text.end());
+  } catch (const json::parse_error& e) {
+    return status(error_code::data_loss,
+                  fmt::format("{}: malformed JSON at byte {}: {}", source_name, e.byte, e.what()));
+  }
+  const json* list = &document;
+  if (document.is_object()) {
+    if (const auto wrapped = document.find("DebugRuleConfigurations");
+        wrapped != document.end()) {
+      list = &*wrapped;
+    }
+  }
+  std::vector<rule_config_entry> entries;
+  if (list->is_object()) {
+    auto entry = parse_entry(*list, source_name, 0);
+    if (!entry) return entry.error_status();
+    entries.push_back(std::move(*entry));
+    return entries;
+  }
+  if (!list->is_array()) {
+    return status(error_code::invalid_argument,
+                  fmt::format("{}: expected a list of rule configurations, got {}", source_name,
+                              list->type_name()));
+  }
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    auto entry = parse_entry((*list)[i], source_name, i);
+    if (!entry) return entry.error_status();
+    entries.push_back(std::move(*entry));
+  }
+  return entries;
+}
+
+result<std::vector<rule_config_entry>> load_rule_config(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) {
+    return status(error_code::not_found,
+                  fmt::format("{}: rule configuration file not found", file.string()));
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    return status(error_code::io_error,
+                  fmt::format("{}: cannot open the rule configuration file", file.string()));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    return status(error_code::io_error,
+                  fmt::format("{}: error reading the rule configuration file", file.string()));
+  }
+  return parse_rule_config(text.str(), file.string());
+}
+
+}  // namespace trialstat::rules

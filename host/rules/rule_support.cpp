@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "host/rules/rule_support.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include <fmt/format.h>
+
+namespace trialstat::rules::detail {
+
+status insufficient_information(std::string_view rule, std::string_view message) {
+  return status(error_code::invalid_argument,
+                fmt::format("Insufficient information to invoke rule {}: {}", rule, message));
+}
+
+void tensor_set::assign(std::vector<trial::tensor_id> ids) {
+  ids_ = std::move(ids);
+  trial::tensor_id largest = 0;
+  for (const auto t : ids_) largest = std::max(largest, t);
+  rank_.assign(ids_.empty() ? 0 : static_cast<std::size_t>(largest) + 1, -1);
+  for (std::size_t i = 0; i < ids_.size(); ++i) rank_[ids_[i]] = static_cast<int64_t>(i);
+}
+
+result<std::vector<trial::tensor_id>> select_tensors(std::string_view rule,
+                                                     const trial::catalog& trial,
+                                                     std::span<const std::string> collections,
+                                                     std::span<const std::string> regexes,
+                                                     bool all_when_empty) {
+  if (collections.empty() && regexes.empty()) {
+    if (all_when_empty) return trial.sorted_tensor_ids();
+    return std::vector<trial::tensor_id>{};
+  }
+  auto selected = trial.select(collections, regexes);
+  if (!selected) {
+    const status& s = selected.error_status();
+    return status(s.code(), fmt::format("{}: tensor selection: {}", rule, s.message()));
+  }
+  return std::move(*selected);
+}
+
+void pick_records(const trial::catalog& trial, const plan::step_statistics& step,
+                  const tensor_set& selected, bool all_workers,
+                  std::vector<const plan::statistics_record*>& out) {
+  out.clear();
+  const auto workers = trial.workers();
+  const auto worker_name = [&](trial::worker_id w) -> std::string_view {
+    return w < workers.size() ? std::string_view(workers[w]) : std::string_view();
+  };
+  for (const plan::statistics_record& record : step.records) {
+    if (selected.contains(record.tensor)) out.push_back(&record);
+  }
+  const auto before = [&](const plan::statistics_record* a, const plan::statistics_record* b) {
+    const auto ra = selected.rank(a->tensor);
+    const auto rb = selected.rank(b->tensor);
+    if (ra != rb) return ra < rb;
+    return worker_name(a->worker) < worker_name(b->worker);
+  };
+  std::stable_sort(out.begin(), out.end(), before);
+  if (all_workers) return;
+  // Keep the first (smallest worker name) record of each tensor.
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const auto* a, const auto* b) { return a->tensor == b->tensor; }),
+            out.end());
+}
+
+std::optional<double> saved_reduction(const plan::statistics_record& record,
+                                      trial::reduction_op op, bool abs) noexcept {
+  for (const auto& r : record.saved_reductions) {
+    if (r.op == op && r.abs == abs) return r.value;
+  }
+  return std::nullopt;
+}
+
+double numpy_mean_abs(const stats::moments& m) noexcept {
+  if (m.count == 0 || m.nan_count > 0) return std::numeric_limits<double>::quiet_NaN();
+  if (m.pos_inf_count + m.neg_inf_count > 0) return std::numeric_limits<double>::infinity();
+  return m.sum_abs / static_cast<double>(m.count);
+}
+
+std::string format_number(double value) { return fmt::format("{:.6g}", value); }
+
+finding make_finding(std::string_view rule, const trial::catalog& trial,
+                     const plan::statistics_record& record, double value, std::string message) {
+  finding f;
+  f.rule = std::string(rule);
+  f.step = record.step;
+  f.mode = record.mode;
+  f.mode_step = record.mode_step;
+  const auto names = trial.tensor_names();
+  if (record.tensor < names.size()) f.tensor = names[record.tensor];
+  const auto workers = trial.workers();
+  if (record.worker < workers.size()) f.worker = workers[record.worker];
+  f.value = value;
+  f.message = std::move(message);
+  return f;
+}
+
+int find_allclose_index(const plan::read_plan& merged, trial::tensor_id tensor,
+                        const stats::allclose_params& params) {
+  const plan::tensor_request* request = merged.find(tensor);
+  if (request == nullptr) return -1;
+  const auto it = std::find(request->allclose.begin(), request->allclose.end(), params);
+  return it == request->allclose.end() ? -1
+                                       : static_cast<int>(it - request->allclose.begin());
+}
+
+int find_axis0_index(const plan::read_plan& merged, trial::tensor_id tensor,
+                     const stats::axis0_predicate& predicate) {
+  const plan::tensor_request* request = merged.find(tensor);
+  if (request == nullptr) return -1;
+  for (std::size_t i = 0; i < request->axis0.size(); ++i) {
+    const auto& p = request->axis0[i];
+    if (p.what != predicate.what) continue;
+    if (p.what == stats::axis0_predicate::kind::positive ||
+        (p.lo == predicate.lo && p.hi == predicate.hi)) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+}  // namespace trialstat::rules::detail
