@@ -725,6 +725,13 @@ class decode_pass {
     return true;
   }
 
+  bool out_of_range(std::size_t value_offset, const std::string& value, uint32_t field) {
+    return fail_tensor(error_code::data_loss,
+                       fmt::format("value {} in field {} of TensorProto (payload byte {}) is out "
+                                   "of range for {}",
+                                   value, field, value_offset, dtype_proto_name(out_.type)));
+  }
+
   bool append_value(std::size_t& pos, std::size_t end, const field_header& f,
                     const typed_source& source, std::size_t& written) {
     uint64_t v = 0;
@@ -743,15 +750,10 @@ class decode_pass {
         } else if (source.min_value < 0) {
           const auto s = static_cast<int64_t>(v);
           if (s < source.min_value || (s > 0 && static_cast<uint64_t>(s) > source.max_value)) {
-            return fail(value_offset, fmt::format("value {} in field {} of TensorProto is out of "
-                                                  "range for {}",
-                                                  s, f.number, dtype_proto_name(out_.type)));
+            return out_of_range(value_offset, std::to_string(s), f.number);
           }
         } else if (v > source.max_value) {
-          return fail(value_offset, fmt::format("value {} in field {} of TensorProto is out of "
-                                                "range for {}",
-                                                static_cast<int64_t>(v), f.number,
-                                                dtype_proto_name(out_.type)));
+          return out_of_range(value_offset, std::to_string(v), f.number);
         }
         break;
       }
