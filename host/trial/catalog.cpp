@@ -671,11 +671,29 @@ struct catalog::state {
       }
       if (!in_range(name->step)) continue;
       seen_files.insert(rel);
-      if (load_index_file(rel, *name)) ++loaded;
+      const std::size_t entries_before = entries.size();
+      if (load_index_file(rel, *name)) {
+        ++loaded;
+        if (entries_before == 0 && blocks.size() == 1) {
+          // Opening: size the entry table from the first file (files of one trial are alike),
+          // so a big trial does not pay for repeated re-allocation and moves of its entries.
+          const std::size_t per_file = entries.size() - entries_before;
+          const std::size_t remaining = files.size();  // an upper bound on the files to come
+          if (per_file > 0 && remaining < (std::size_t{1} << 32) / (per_file + 1)) {
+            entries.reserve(entries.size() + per_file * remaining + per_file * remaining / 8);
+          }
+          blocks.reserve(blocks.size() + remaining);
+        }
+      }
     }
 
     if (options.scan_missing_index) {
-      TRIALSTAT_RETURN_IF_ERROR(list_files("events", files));
+      if (status listed = list_files("events", files); !listed.ok()) {
+        // What the index files gave stays loaded and consistent; the caller may retry.
+        if (loaded > 0 || blocks_dirty) rebuild();
+        update_completeness();
+        return listed;
+      }
       for (const auto& rel : files) {
         if (seen_files.contains(rel)) continue;
         const std::string_view base = basename_of(rel);

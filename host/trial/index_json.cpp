@@ -387,9 +387,181 @@ class index_sax {
   bool seen_shape_payload_ = false;
 };
 
+/// Outcome of the fast tokenizer.
+enum class fast_outcome : uint8_t {
+  accepted,         ///< the whole text was valid and every event was delivered
+  handler_stopped,  ///< the handler rejected an event (its `error` says why): final
+  declined,         ///< something outside the fast subset: parse again with nlohmann
+};
+
+/// A tokenizer for the subset of JSON that Python's json.dumps writes for index files: ASCII
+/// strings without escapes, non-negative integers of at most 18 digits, true/false/null,
+/// objects and arrays. It feeds the same SAX handler as nlohmann's parser, with the same events,
+/// so the schema logic has one definition. Anything else (escapes, non-ASCII bytes, negative or
+/// floating-point numbers, any syntax error) is declined and the caller re-parses the text with
+/// nlohmann-json, which then gives the authoritative result and error message. Index files are
+/// the catalog's hot path (one per step and worker; 1M entries must load well under a second),
+/// and nlohmann's lexer runs at ~100 MB/s; this one at several hundred.
+template <typename Sax>
+fast_outcome fast_parse(std::string_view text, Sax& sax, std::string& scratch) {
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  char stack[32];
+  int depth = 0;
+  const auto skip_ws = [&] {
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
+  };
+  // Reads a string starting at the opening quote into scratch; false to decline.
+  const auto read_string = [&]() -> bool {
+    ++p;
+    const char* first = p;
+    while (p < end) {
+      const auto c = static_cast<unsigned char>(*p);
+      if (c == '"') break;
+      if (c == '\\' || c < 0x20 || c >= 0x80) return false;
+      ++p;
+    }
+    if (p == end) return false;
+    scratch.assign(first, static_cast<std::size_t>(p - first));
+    ++p;
+    return true;
+  };
+  constexpr auto unknown_size = static_cast<std::size_t>(-1);
+
+  enum class next : uint8_t { value, key, after_value };
+  next state = next::value;
+  skip_ws();
+  if (p == end) return fast_outcome::declined;
+  for (;;) {
+    switch (state) {
+      case next::value: {
+        if (p == end) return fast_outcome::declined;
+        const char c = *p;
+        if (c == '{') {
+          if (depth == static_cast<int>(sizeof(stack))) return fast_outcome::declined;
+          if (!sax.start_object(unknown_size)) return fast_outcome::handler_stopped;
+          stack[depth++] = '{';
+          ++p;
+          skip_ws();
+          if (p < end && *p == '}') {
+            ++p;
+            --depth;
+            if (!sax.end_object()) return fast_outcome::handler_stopped;
+            state = next::after_value;
+          } else {
+            state = next::key;
+          }
+          continue;
+        }
+        if (c == '[') {
+          if (depth == static_cast<int>(sizeof(stack))) return fast_outcome::declined;
+          if (!sax.start_array(unknown_size)) return fast_outcome::handler_stopped;
+          stack[depth++] = '[';
+          ++p;
+          skip_ws();
+          if (p < end && *p == ']') {
+            ++p;
+            --depth;
+            if (!sax.end_array()) return fast_outcome::handler_stopped;
+            state = next::after_value;
+          } else {
+            state = next::value;
+          }
+          continue;
+        }
+        if (c == '"') {
+          if (!read_string()) return fast_outcome::declined;
+          if (!sax.string(scratch)) return fast_outcome::handler_stopped;
+          state = next::after_value;
+          continue;
+        }
+        if (c >= '0' && c <= '9') {
+          const char* first = p;
+          uint64_t value = 0;
+          while (p < end && *p >= '0' && *p <= '9') value = value * 10 + static_cast<uint64_t>(*p++ - '0');
+          const auto digits = p - first;
+          if (digits > 18 || (digits > 1 && *first == '0')) return fast_outcome::declined;
+          if (p < end && (*p == '.' || *p == 'e' || *p == 'E')) return fast_outcome::declined;
+          if (!sax.number_unsigned(value)) return fast_outcome::handler_stopped;
+          state = next::after_value;
+          continue;
+        }
+        const std::string_view rest(p, static_cast<std::size_t>(end - p));
+        if (rest.substr(0, 4) == "null") {
+          p += 4;
+          if (!sax.null()) return fast_outcome::handler_stopped;
+        } else if (rest.substr(0, 4) == "true") {
+          p += 4;
+          if (!sax.boolean(true)) return fast_outcome::handler_stopped;
+        } else if (rest.substr(0, 5) == "false") {
+          p += 5;
+          if (!sax.boolean(false)) return fast_outcome::handler_stopped;
+        } else {
+          return fast_outcome::declined;
+        }
+        state = next::after_value;
+        continue;
+      }
+      case next::key: {
+        skip_ws();
+        if (p == end || *p != '"' || !read_string()) return fast_outcome::declined;
+        if (!sax.key(scratch)) return fast_outcome::handler_stopped;
+        skip_ws();
+        if (p == end || *p != ':') return fast_outcome::declined;
+        ++p;
+        skip_ws();
+        state = next::value;
+        continue;
+      }
+      case next::after_value: {
+        skip_ws();
+        if (depth == 0) return p == end ? fast_outcome::accepted : fast_outcome::declined;
+        if (p == end) return fast_outcome::declined;
+        const char open = stack[depth - 1];
+        if (*p == ',') {
+          ++p;
+          skip_ws();
+          state = open == '{' ? next::key : next::value;
+          continue;
+        }
+        if (open == '{' && *p == '}') {
+          ++p;
+          --depth;
+          if (!sax.end_object()) return fast_outcome::handler_stopped;
+          continue;
+        }
+        if (open == '[' && *p == ']') {
+          ++p;
+          --depth;
+          if (!sax.end_array()) return fast_outcome::handler_stopped;
+          continue;
+        }
+        return fast_outcome::declined;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 status parse_index_json(std::string_view text, parsed_index& out) {
+  {
+    out.clear();
+    index_sax fast_sax(out);
+    thread_local std::string scratch;
+    switch (fast_parse(text, fast_sax, scratch)) {
+      case fast_outcome::accepted:
+        return fast_sax.finish();
+      case fast_outcome::handler_stopped:
+        return status(error_code::data_loss, fast_sax.error);
+      case fast_outcome::declined:
+        break;  // nlohmann decides, from the start
+    }
+  }
+  return parse_index_json_nlohmann(text, out);
+}
+
+status parse_index_json_nlohmann(std::string_view text, parsed_index& out) {
   out.clear();
   index_sax sax(out);
   bool ok = false;

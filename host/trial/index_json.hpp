@@ -67,6 +67,11 @@ struct parsed_index {
 ///   field, a negative `start_idx`/`length`/dimension, or a non-empty `tensor_payload` without
 ///   `meta.event_file_name`. Unknown keys are ignored. Source: smdebug IndexReader._validate
 ///   and _update_tensors_from_json.
+///   Most files take a fast tokenizer for the json.dumps subset; anything outside it is parsed
+///   by nlohmann-json, with identical results (tests/trial/index_json_test.cpp checks both).
 [[nodiscard]] status parse_index_json(std::string_view text, parsed_index& out);
+
+/// @brief `parse_index_json` through nlohmann-json only (the reference for the fast path).
+[[nodiscard]] status parse_index_json_nlohmann(std::string_view text, parsed_index& out);
 
 }  // namespace trialstat::trial::detail
