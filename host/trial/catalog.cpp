@@ -110,8 +110,10 @@ struct step_file_name {
   std::string worker;
 };
 
-/// `^(\d+)_(.+)\.<ext>$` on the basename; the worker is de-serialized when the (trial-relative)
-/// path contains `__` (FORMAT §1, smdebug parse_worker_name_from_file).
+/// `^(\d+)_(.+)\.<ext>$` on the basename; the worker is de-serialized when the path contains
+/// `__` (FORMAT §1, smdebug parse_worker_name_from_file). smdebug tests its full path, root
+/// included; we test the trial-relative path ("index/000000000/000000000005_worker_0.json"), so
+/// where a trial happens to live (e.g. /tmp/my__runs/) cannot rename its workers.
 std::optional<step_file_name> parse_step_file_name(std::string_view rel, std::string_view ext) {
   const std::string_view base = basename_of(rel);
   if (!ends_with(base, ext)) return std::nullopt;
@@ -845,8 +847,10 @@ result<catalog> catalog::open(const fs::path& root, catalog_options options) {
   s->options = options;
   auto loaded = s->load_pass();
   if (!loaded.has_value()) return loaded.error_status();
-  s->rebuild();  // also for an empty trial: sizes the derived views
-  s->update_completeness();
+  if (s->step_begin.empty()) {  // nothing loaded: still size the derived views
+    s->rebuild();
+    s->update_completeness();
+  }
   return catalog(std::move(s));
 }
 

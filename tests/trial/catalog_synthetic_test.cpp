@@ -162,6 +162,33 @@ TEST(CatalogScan, DeletedIndexIsFoundByScanningTheEventFile) {
   }
 }
 
+TEST(CatalogScan, EveryGoldenTrialScansLikeItsIndex) {
+  TRIALSTAT_REQUIRE_SHARED_TRIALS(golden);
+  // Without any index file, scanning the event files gives every record the index lists (all
+  // but shape records, which have no bytes), with the same modes and mode steps.
+  for (const auto& trial : ::trialstat::testing::shared_trial_names()) {
+    SCOPED_TRACE(trial);
+    const auto original = catalog::open(golden / trial).value();
+    scratch_dir scratch("catalog_scan_all");
+    const fs::path root = copy_trial(golden, trial, scratch);
+    fs::remove_all(root / "index");
+    const auto scanned = catalog::open(root).value();
+    EXPECT_TRUE(scanned.warnings().empty()) << warnings_text(scanned);
+    ASSERT_EQ(scanned.step_infos().size(), original.step_infos().size());
+    for (std::size_t i = 0; i < original.step_infos().size(); ++i) {
+      const step_info& a = original.step_infos()[i];
+      const step_info& b = scanned.step_infos()[i];
+      EXPECT_EQ(b.step, a.step);
+      EXPECT_EQ(b.mode, a.mode) << "step " << a.step;
+      EXPECT_EQ(b.mode_step, a.mode_step) << "step " << a.step;
+      auto want = flatten(original, a.step, "worker_0", false);
+      std::erase_if(want, [](const auto& kv) { return !kv.second.has_raw && kv.second.reductions.empty(); });
+      EXPECT_EQ(flatten(scanned, b.step, "worker_0", false), want) << "step " << a.step;
+    }
+    for (const auto m : all_modes) EXPECT_EQ(scanned.steps(m), original.steps(m)) << mode_name(m);
+  }
+}
+
 TEST(CatalogScan, ScanCanBeTurnedOff) {
   TRIALSTAT_REQUIRE_SHARED_TRIALS(golden);
   scratch_dir scratch("catalog_noscan");
