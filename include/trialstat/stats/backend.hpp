@@ -21,6 +21,11 @@ enum class backend : uint8_t {
 /// @brief "cpu" / "cuda".
 [[nodiscard]] std::string_view backend_name(backend b) noexcept;
 
+/// @brief Whether backend::cuda can run here: true only when this build has the CUDA backend
+/// (`TRIALSTAT_HAS_CUDA` in trialstat/config.hpp) and the CUDA runtime reports at least one
+/// device. Queried once per process (the answer is cached); never throws, never fails.
+[[nodiscard]] bool cuda_device_available() noexcept;
+
 /// @brief One tensor inside a batch buffer: `num_elements` elements of `type` starting
 /// `offset_bytes` after the buffer's base. Segments may be unaligned and may not overlap.
 struct segment {

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// Public histogram entry point: validate, pick the backend, call the twin (kernels/histogram/).
+#include "trialstat/stats/histogram.hpp"
+
+#include <string>
+#include <vector>
+
+#include "host/stats/dispatch.hpp"
+#include "kernels/common/cpu_validate.hpp"
+#include "kernels/histogram/histogram_cpu.hpp"
+#include "kernels/histogram/histogram_op.hpp"
+
+#if TRIALSTAT_HAS_CUDA
+#include "kernels/histogram/histogram_cuda.hpp"
+#include "trialstat/detail/cuda_check.hpp"
+#endif
+
+namespace trialstat::stats {
+namespace {
+
+#if TRIALSTAT_HAS_CUDA
+status compute_histograms_cuda(const std::byte* base, std::span<const segment> segments,
+                               std::span<const moments> segment_moments, int bins,
+                               std::span<histogram> out) {
+  std::size_t span_bytes = 0;
+  TRIALSTAT_RETURN_IF_ERROR(
+      detail::segments_span_bytes(segments, "compute_histograms", span_bytes));
+  int64_t total_elements = 0;
+  for (const auto& s : segments) total_elements += s.num_elements;
+  const std::size_t cells = segments.size() * static_cast<std::size_t>(bins);
+  std::vector<int64_t> h_counts(cells);
+  detail::cuda_stream stream;
+  TRIALSTAT_RETURN_IF_ERROR(stream.create());
+  {
+    detail::device_buffer base_staging, d_segments, d_moments, d_counts, workspace;
+    const void* d_base = nullptr;
+    TRIALSTAT_RETURN_IF_ERROR(
+        detail::device_view_of(base, span_bytes, base_staging, stream.get(), d_base));
+    TRIALSTAT_RETURN_IF_ERROR(d_segments.allocate(segments.size_bytes(), stream.get()));
+    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(d_segments.get(), segments.data(), segments.size_bytes(),
+                                       cudaMemcpyHostToDevice, stream.get()));
+    TRIALSTAT_RETURN_IF_ERROR(d_moments.allocate(segment_moments.size_bytes(), stream.get()));
+    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(d_moments.get(), segment_moments.data(),
+                                       segment_moments.size_bytes(), cudaMemcpyHostToDevice,
+                                       stream.get()));
+    TRIALSTAT_RETURN_IF_ERROR(d_counts.allocate(cells * sizeof(int64_t), stream.get()));
+    const kernels::device_batch batch{static_cast<const std::byte*>(d_base),
+                                      d_segments.as<const segment>(),
+                                      static_cast<int64_t>(segments.size()), total_elements};
+    std::size_t workspace_bytes = 0;
+    TRIALSTAT_RETURN_IF_ERROR(kernels::launch_histograms(batch, nullptr, bins, nullptr, nullptr,
+                                                         &workspace_bytes, stream.get()));
+    TRIALSTAT_RETURN_IF_ERROR(workspace.allocate(workspace_bytes, stream.get()));
+    TRIALSTAT_RETURN_IF_ERROR(kernels::launch_histograms(
+        batch, d_moments.as<const moments>(), bins, d_counts.as<int64_t>(), workspace.get(),
+        &workspace_bytes, stream.get()));
+    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(h_counts.data(), d_counts.get(), cells * sizeof(int64_t),
+                                       cudaMemcpyDeviceToHost, stream.get()));
+    TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+  }
+  TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+  for (std::size_t s = 0; s < segments.size(); ++s) {
+    const moments& m = segment_moments[s];
+    histogram& h = out[s];
+    h = histogram{};
+    if (!(m.has_finite() && m.min <= m.max)) continue;
+    const kernels::histogram_params p = kernels::make_histogram_params(m.min, m.max, bins);
+    h.bins = bins;
+    h.lo = p.lo;
+    h.hi = p.hi;
+    h.degenerate = p.degenerate;
+    const auto first = h_counts.begin() + static_cast<std::ptrdiff_t>(s * static_cast<std::size_t>(bins));
+    h.counts.assign(first, first + bins);
+  }
+  return status::success();
+}
+#endif
+
+}  // namespace
+
+status compute_histograms(const std::byte* base, std::span<const segment> segments,
+                          std::span<const moments> segment_moments, int bins,
+                          std::span<histogram> out, backend which) {
+  if (segment_moments.size() != segments.size() || out.size() != segments.size()) {
+    return status(error_code::invalid_argument,
+                  "compute_histograms: " + std::to_string(segments.size()) + " segments, " +
+                      std::to_string(segment_moments.size()) + " moments records and " +
+                      std::to_string(out.size()) + " outputs (sizes must match)");
+  }
+  if (bins < 1 || bins > (1 << 24)) {
+    return status(error_code::invalid_argument,
+                  "compute_histograms: bins must be in [1, 2^24], got " + std::to_string(bins));
+  }
+  TRIALSTAT_RETURN_IF_ERROR(kernels::validate_segments(base, segments, "compute_histograms"));
+  TRIALSTAT_RETURN_IF_ERROR(detail::check_backend(which, "compute_histograms"));
+  if (which == backend::cpu) {
+    return kernels::compute_histograms_cpu(base, segments, segment_moments, bins, out);
+  }
+#if TRIALSTAT_HAS_CUDA
+  if (segments.empty()) return status::success();
+  return compute_histograms_cuda(base, segments, segment_moments, bins, out);
+#else
+  return status(error_code::invalid_argument, "compute_histograms: no CUDA backend in this build");
+#endif
+}
+
+}  // namespace trialstat::stats

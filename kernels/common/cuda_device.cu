@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "kernels/common/cuda_device.hpp"
+
+#include <cuda_runtime_api.h>
+
+namespace trialstat::kernels {
+
+int cuda_visible_device_count() noexcept {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    static_cast<void>(cudaGetLastError());  // "no device" / "no driver" is not sticky: clear it
+    return 0;
+  }
+  return count;
+}
+
+}  // namespace trialstat::kernels

@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file cuda_device.hpp
+/// @brief Device discovery for the dispatch layer (internal; only built with CUDA).
+#pragma once
+
+namespace trialstat::kernels {
+
+/// @brief cudaGetDeviceCount, or 0 when it fails (no driver, no device). Never throws.
+[[nodiscard]] int cuda_visible_device_count() noexcept;
+
+}  // namespace trialstat::kernels

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file element_op.hpp
+/// @brief Per-element building blocks shared by every statistic, host and device: reading one
+/// element of any real dtype from possibly unaligned bytes and converting it to float64 in
+/// registers (bool → 0/1, integers → nearest double, float16/bfloat16 exactly via
+/// trialstat/detail/float_convert.hpp), classifying it (NaN, ±Inf, finite), correctly rounded
+/// multiply/add that the CUDA compiler may not contract into an FMA (bin edges and isclose must
+/// round exactly as numpy does), and a compile-time dtype dispatch.
+#pragma once
+
+#include <cfloat>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "trialstat/detail/float_convert.hpp"
+#include "trialstat/dtype.hpp"
+
+#if defined(__CUDACC__)
+#define TRIALSTAT_HD __host__ __device__
+#define TRIALSTAT_HD_INLINE __host__ __device__ __forceinline__
+#else
+#define TRIALSTAT_HD
+#define TRIALSTAT_HD_INLINE inline
+#endif
+
+namespace trialstat::kernels {
+
+/// @brief +Inf without calling std::numeric_limits (a host-only constexpr function in nvcc).
+TRIALSTAT_HD_INLINE constexpr double positive_infinity() { return __builtin_huge_val(); }
+
+/// @brief |x| (sign bit cleared; NaN stays NaN).
+TRIALSTAT_HD_INLINE double abs_value(double x) { return __builtin_fabs(x); }
+
+/// @brief x is NaN (any payload).
+TRIALSTAT_HD_INLINE bool is_nan(double x) { return x != x; }
+
+/// @brief x is neither NaN nor ±Inf. Written as a comparison so loops vectorise.
+TRIALSTAT_HD_INLINE bool is_finite(double x) { return abs_value(x) <= DBL_MAX; }
+
+/// @brief a·b rounded once, never fused with a following add (numpy evaluates `i*step + lo` and
+/// `atol + rtol*|b|` as two roundings; nvcc would otherwise emit an FMA).
+TRIALSTAT_HD_INLINE double mul_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
+/// @brief a + b rounded once, never fused with a preceding multiply.
+TRIALSTAT_HD_INLINE double add_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+/// @brief Storage type and float64 conversion of each real dtype.
+template <dtype D>
+struct element_traits;
+
+#define TRIALSTAT_PLAIN_ELEMENT(D, T)                                              \
+  template <>                                                                      \
+  struct element_traits<D> {                                                       \
+    using storage = T;                                                             \
+    TRIALSTAT_HD_INLINE static double to_double(T v) { return static_cast<double>(v); } \
+  }
+TRIALSTAT_PLAIN_ELEMENT(dtype::float32, float);
+TRIALSTAT_PLAIN_ELEMENT(dtype::float64, double);
+TRIALSTAT_PLAIN_ELEMENT(dtype::int8, int8_t);
+TRIALSTAT_PLAIN_ELEMENT(dtype::uint8, uint8_t);
+TRIALSTAT_PLAIN_ELEMENT(dtype::int16, int16_t);
+TRIALSTAT_PLAIN_ELEMENT(dtype::uint16, uint16_t);
+TRIALSTAT_PLAIN_ELEMENT(dtype::int32, int32_t);
+TRIALSTAT_PLAIN_ELEMENT(dtype::uint32, uint32_t);
+// int64/uint64 → double: static_cast rounds to nearest-even on x86-64 (cvtsi2sd; GCC's
+// unsigned sequence is correctly rounded) and on the device (cvt.rn.f64.s64 / .u64).
+TRIALSTAT_PLAIN_ELEMENT(dtype::int64, int64_t);
+TRIALSTAT_PLAIN_ELEMENT(dtype::uint64, uint64_t);
+#undef TRIALSTAT_PLAIN_ELEMENT
+
+template <>
+struct element_traits<dtype::boolean> {
+  using storage = uint8_t;
+  /// DT_BOOL: one byte, nonzero = true (numpy's bool → 1.0).
+  TRIALSTAT_HD_INLINE static double to_double(uint8_t v) { return v != 0 ? 1.0 : 0.0; }
+};
+template <>
+struct element_traits<dtype::float16> {
+  using storage = uint16_t;
+  TRIALSTAT_HD_INLINE static double to_double(uint16_t v) {
+    return static_cast<double>(detail::half_bits_to_float(v));
+  }
+};
+template <>
+struct element_traits<dtype::bfloat16> {
+  using storage = uint16_t;
+  TRIALSTAT_HD_INLINE static double to_double(uint16_t v) {
+    return static_cast<double>(detail::bfloat16_bits_to_float(v));
+  }
+};
+
+/// @brief Bytes per element of D (compile time).
+template <dtype D>
+inline constexpr int element_size_v = static_cast<int>(sizeof(typename element_traits<D>::storage));
+
+/// @brief Element `index` of a D tensor starting at `bytes`, as float64.
+/// `Aligned` = the tensor start is aligned to the element size (then a plain typed load);
+/// otherwise the load makes no alignment assumption (byte loads on the device, memcpy on the
+/// host, which compiles to an unaligned move).
+template <dtype D, bool Aligned>
+TRIALSTAT_HD_INLINE double load_as_double(const unsigned char* bytes, int64_t index) {
+  using storage = typename element_traits<D>::storage;
+  const unsigned char* p = bytes + index * static_cast<int64_t>(sizeof(storage));
+#if defined(__CUDA_ARCH__)
+  if constexpr (Aligned || sizeof(storage) == 1) {
+    return element_traits<D>::to_double(*reinterpret_cast<const storage*>(p));
+  } else {
+    // Assemble little-endian bytes; no alignment assumed.
+    using bits_t = std::conditional_t<sizeof(storage) == 8, uint64_t,
+                                      std::conditional_t<sizeof(storage) == 4, uint32_t, uint16_t>>;
+    bits_t bits = 0;
+#pragma unroll
+    for (int k = 0; k < static_cast<int>(sizeof(storage)); ++k) {
+      bits |= static_cast<bits_t>(static_cast<bits_t>(p[k]) << (8 * k));
+    }
+    storage v;
+    std::memcpy(&v, &bits, sizeof v);
+    return element_traits<D>::to_double(v);
+  }
+#else
+  storage v;
+  std::memcpy(&v, p, sizeof v);
+  return element_traits<D>::to_double(v);
+#endif
+}
+
+/// @brief Whether `address` is a multiple of the element size of D.
+template <dtype D>
+TRIALSTAT_HD_INLINE bool is_element_aligned(const unsigned char* address) {
+  return (reinterpret_cast<uintptr_t>(address) % sizeof(typename element_traits<D>::storage)) == 0;
+}
+
+/// @brief A dtype as a compile-time value (the argument `visit_real_dtype` passes).
+template <dtype D>
+struct dtype_tag {
+  static constexpr dtype value = D;
+};
+
+/// @brief Call `f(dtype_tag<D>{})` for the real dtype `t`; returns false (without calling f)
+/// for string/complex/invalid, which statistics reject as unsupported_dtype.
+template <class F>
+TRIALSTAT_HD_INLINE bool visit_real_dtype(dtype t, F&& f) {
+  switch (t) {
+    case dtype::float32: f(dtype_tag<dtype::float32>{}); return true;
+    case dtype::float64: f(dtype_tag<dtype::float64>{}); return true;
+    case dtype::float16: f(dtype_tag<dtype::float16>{}); return true;
+    case dtype::bfloat16: f(dtype_tag<dtype::bfloat16>{}); return true;
+    case dtype::int8: f(dtype_tag<dtype::int8>{}); return true;
+    case dtype::uint8: f(dtype_tag<dtype::uint8>{}); return true;
+    case dtype::int16: f(dtype_tag<dtype::int16>{}); return true;
+    case dtype::uint16: f(dtype_tag<dtype::uint16>{}); return true;
+    case dtype::int32: f(dtype_tag<dtype::int32>{}); return true;
+    case dtype::uint32: f(dtype_tag<dtype::uint32>{}); return true;
+    case dtype::int64: f(dtype_tag<dtype::int64>{}); return true;
+    case dtype::uint64: f(dtype_tag<dtype::uint64>{}); return true;
+    case dtype::boolean: f(dtype_tag<dtype::boolean>{}); return true;
+    default: return false;
+  }
+}
+
+/// @brief Whether statistics kernels accept `t` (the dtypes `visit_real_dtype` dispatches).
+TRIALSTAT_HD_INLINE bool is_supported_dtype(dtype t) {
+  return visit_real_dtype(t, [](auto) {});
+}
+
+/// @brief Bytes per element of a supported dtype (0 otherwise); usable on the device.
+TRIALSTAT_HD_INLINE int supported_element_size(dtype t) {
+  int size = 0;
+  visit_real_dtype(t, [&](auto tag) { size = element_size_v<decltype(tag)::value>; });
+  return size;
+}
+
+/// @brief Pairwise-in-order merge of a sequence of partial results ("binary counter"): pushing
+/// leaves 0, 1, 2, ... builds the balanced tree a recursive pairwise reduction would, so
+/// rounding error grows with log2(leaves) instead of linearly, and the result depends only on the
+/// sequence (deterministic). `Merge` is a callable (State, State) → State, applied as
+/// merge(earlier, later).
+template <class State, class Merge, int MaxLevels = 48>
+class ordered_tree_merger {
+ public:
+  TRIALSTAT_HD explicit ordered_tree_merger(Merge merge) : merge_(merge) {}
+
+  TRIALSTAT_HD void push(State leaf) {
+    int level = 0;
+    while (level < MaxLevels && (occupied_ >> level) & 1ULL) {
+      leaf = merge_(levels_[level], leaf);
+      occupied_ &= ~(1ULL << level);
+      ++level;
+    }
+    if (level == MaxLevels) level = MaxLevels - 1;  // unreachable for < 2^48 leaves
+    levels_[level] = leaf;
+    occupied_ |= 1ULL << level;
+  }
+
+  /// @brief Merge of everything pushed (earlier leaves first); `empty` when nothing was pushed.
+  TRIALSTAT_HD State finish(State empty) const {
+    bool have = false;
+    State total = empty;
+    // Higher levels hold earlier leaves: combine from the highest occupied level down.
+    for (int level = MaxLevels - 1; level >= 0; --level) {
+      if ((occupied_ >> level) & 1ULL) {
+        total = have ? merge_(total, levels_[level]) : levels_[level];
+        have = true;
+      }
+    }
+    return total;
+  }
+
+ private:
+  Merge merge_;
+  uint64_t occupied_ = 0;
+  State levels_[MaxLevels];
+};
+
+}  // namespace trialstat::kernels

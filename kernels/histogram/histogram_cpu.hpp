@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file histogram_cpu.hpp
+/// @brief CPU twin of the fixed-bin histogram (internal; called by host/stats/histogram.cpp).
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+#include "trialstat/stats/backend.hpp"
+#include "trialstat/stats/histogram.hpp"
+#include "trialstat/stats/moments.hpp"
+#include "trialstat/status.hpp"
+
+namespace trialstat::kernels {
+
+/// @brief Histograms of every segment over [min, max] from `segment_moments` (semantics in
+/// kernels/histogram/histogram_op.hpp). OpenMP over fixed chunks; counts are exact, so the
+/// result is identical for any thread count.
+/// @param segment_moments [num_segments]; a record without finite values gives bins = 0
+/// @param out             [num_segments], written in full
+/// @return ok; invalid_argument (sizes, bins < 1); unsupported_dtype; out_of_memory.
+[[nodiscard]] status compute_histograms_cpu(const std::byte* base,
+                                            std::span<const stats::segment> segments,
+                                            std::span<const stats::moments> segment_moments,
+                                            int bins, std::span<stats::histogram> out) noexcept;
+
+}  // namespace trialstat::kernels

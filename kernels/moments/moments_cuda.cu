@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+// CUDA moments: plan chunks (segmented_cuda.cuh), one persistent kernel in which each block
+// reduces one 64 Ki-element chunk at a time, then one warp per segment merges its chunks.
+//
+// Inside a chunk, thread t owns elements t, t + 256, ... of each 4096-element tile (coalesced).
+// Per tile a thread holds its 16 values in registers, forms their two-pass record (mean of the
+// 16, then the corrected Σ(x − mean)²) and Chan-merges it into its running record; the block
+// then reduces the 256 thread records with cub::BlockReduce (fixed order: deterministic).
+#include "kernels/moments/moments_cuda.hpp"
+
+#include <cub/block/block_reduce.cuh>
+
+#include "kernels/common/segmented_cuda.cuh"
+#include "kernels/moments/moments_op.hpp"
+
+namespace trialstat::kernels {
+namespace {
+
+using namespace cuda_detail;
+
+/// Record of a poisoned segment (the batch outgrew the workspace sized for it).
+__device__ __forceinline__ moments_state poisoned_moments() {
+  moments_state s = moments_identity();
+  const double nan = __longlong_as_double(0x7ff8000000000000LL);
+  s.count = -1;
+  s.min = s.max = s.sum = s.sum_abs = s.sum_squares = s.max_abs = s.mean = s.m2 = nan;
+  return s;
+}
+
+/// This thread's record over its elements of [begin, end) of a D segment.
+template <dtype D, bool Aligned>
+__device__ moments_state thread_chunk_moments(const unsigned char* bytes, int64_t begin,
+                                              int64_t end) {
+  moments_state acc = moments_identity();
+  for (int64_t tile = begin; tile < end; tile += tile_elements) {
+    double v[items_per_thread];
+    bool valid[items_per_thread];
+#pragma unroll
+    for (int j = 0; j < items_per_thread; ++j) {
+      const int64_t i = tile + static_cast<int64_t>(j) * block_threads + threadIdx.x;
+      valid[j] = i < end;
+      v[j] = valid[j] ? load_as_double<D, Aligned>(bytes, i) : 0.0;
+    }
+    moments_state group = moments_identity();
+#pragma unroll
+    for (int j = 0; j < items_per_thread; ++j) {
+      if (valid[j]) {
+        group.count += 1;
+        accumulate_first_pass(group, v[j]);
+      }
+    }
+    if (group.count == 0) break;  // past the end for this thread: later tiles are too
+    if (group.finite_count() > 0) {
+      const double mean = block_mean(group);
+      deviation_sums dev{0.0, 0.0};
+#pragma unroll
+      for (int j = 0; j < items_per_thread; ++j) {
+        if (valid[j]) accumulate_deviation(dev, v[j], mean);
+      }
+      finish_block(group, dev);
+    }
+    acc = merge_moments(acc, group);
+  }
+  return acc;
+}
+
+__global__ void __launch_bounds__(block_threads)
+    moments_chunks_kernel(device_batch batch, const int64_t* __restrict__ starts,
+                          int64_t capacity, moments_state* __restrict__ partials) {
+  using block_reduce = cub::BlockReduce<moments_state, block_threads>;
+  __shared__ typename block_reduce::TempStorage temp;
+  const int64_t total = starts[batch.num_segments];
+  if (total > capacity) return;  // the merge kernel poisons the records
+  for (int64_t chunk = blockIdx.x; chunk < total; chunk += gridDim.x) {
+    const int64_t s = find_segment(starts, batch.num_segments, chunk);
+    const stats::segment seg = batch.d_segments[s];
+    const int64_t begin = (chunk - starts[s]) * chunk_elements;
+    const int64_t end = begin + chunk_elements < seg.num_elements ? begin + chunk_elements
+                                                                 : seg.num_elements;
+    const auto* bytes = reinterpret_cast<const unsigned char*>(batch.d_base) + seg.offset_bytes;
+    moments_state mine = moments_identity();
+    const bool supported = dispatch_segment(seg.type, bytes, [&](auto tag, auto aligned) {
+      mine = thread_chunk_moments<decltype(tag)::value, decltype(aligned)::value>(bytes, begin,
+                                                                                  end);
+    });
+    const moments_state total_state = block_reduce(temp).Reduce(mine, merge_moments_fn{});
+    if (threadIdx.x == 0) partials[chunk] = supported ? total_state : poisoned_moments();
+    __syncthreads();  // temp storage is reused by the next chunk
+  }
+}
+
+__global__ void __launch_bounds__(block_threads)
+    moments_merge_kernel(int64_t num_segments, const int64_t* __restrict__ starts,
+                         int64_t capacity, const moments_state* __restrict__ partials,
+                         stats::moments* __restrict__ out) {
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  if (warp >= num_segments) return;  // whole warps exit together
+  const int64_t total = starts[num_segments];
+  moments_state acc = moments_identity();
+  if (total <= capacity) {
+    for (int64_t c = starts[warp] + lane; c < starts[warp + 1]; c += 32) {
+      acc = merge_moments(acc, partials[c]);
+    }
+  }
+  acc = warp_merge(acc, merge_moments_fn{});
+  if (lane == 0) store_moments(total <= capacity ? acc : poisoned_moments(), &out[warp]);
+}
+
+status carve(workspace_carver& carver, const device_batch& batch, chunk_plan& plan,
+             moments_state*& partials, int64_t& capacity) {
+  TRIALSTAT_RETURN_IF_ERROR(carve_chunk_plan(carver, batch.num_segments, plan));
+  capacity = max_chunks(batch);
+  partials = carver.take<moments_state>(static_cast<std::size_t>(capacity));
+  return status::success();
+}
+
+}  // namespace
+
+status launch_moments(const device_batch& batch, stats::moments* d_out, void* d_workspace,
+                      std::size_t* workspace_bytes, cudaStream_t stream) noexcept {
+  if (workspace_bytes == nullptr || batch.num_segments < 0 || batch.max_total_elements < 0) {
+    return status(error_code::invalid_argument,
+                  "launch_moments: null workspace size or negative batch sizes");
+  }
+  workspace_carver carver(d_workspace);
+  chunk_plan plan;
+  moments_state* partials = nullptr;
+  int64_t capacity = 0;
+  TRIALSTAT_RETURN_IF_ERROR(carve(carver, batch, plan, partials, capacity));
+  if (d_workspace == nullptr) {
+    *workspace_bytes = carver.used();
+    return status::success();
+  }
+  if (*workspace_bytes < carver.used()) {
+    return status(error_code::invalid_argument,
+                  "launch_moments: workspace of " + std::to_string(*workspace_bytes) +
+                      " bytes, " + std::to_string(carver.used()) + " needed");
+  }
+  if (batch.num_segments == 0) return status::success();
+  if (d_out == nullptr || batch.d_segments == nullptr) {
+    return status(error_code::invalid_argument, "launch_moments: null segments or output");
+  }
+  TRIALSTAT_RETURN_IF_ERROR(enqueue_chunk_plan(batch, plan, stream));
+  int grid = 0;
+  TRIALSTAT_RETURN_IF_ERROR(persistent_grid(8, capacity, grid));
+  moments_chunks_kernel<<<grid, block_threads, 0, stream>>>(batch, plan.d_starts, capacity,
+                                                            partials);
+  TRIALSTAT_CUDA_CHECK_LAUNCH(stream);
+  const int64_t merge_blocks = (batch.num_segments * 32 + block_threads - 1) / block_threads;
+  moments_merge_kernel<<<static_cast<unsigned>(merge_blocks), block_threads, 0, stream>>>(
+      batch.num_segments, plan.d_starts, capacity, partials, d_out);
+  TRIALSTAT_CUDA_CHECK_LAUNCH(stream);
+  return status::success();
+}
+
+}  // namespace trialstat::kernels

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file pairwise_op.hpp
+/// @brief The single definition of the pairwise semantics (a = previous, b = current), host and
+/// device, in float64 IEEE arithmetic with nothing filtered:
+///  - Σ(b − a)² and Σa² propagate NaN/Inf as numpy's ‖W_s − W_p‖ does;
+///  - max |b − a| over the pairs whose difference is not NaN (0 when there is none);
+///  - numpy.isclose(a, b, rtol, atol, equal_nan) (numpy 2.x `isclose`):
+///      close = (|a − b| ≤ atol + rtol·|b| and b finite) or a == b
+///              or (equal_nan and a, b both NaN),
+///    i.e. finite pairs by tolerance, infinities only to the same infinity, NaN never (or to NaN
+///    with equal_nan). The tolerance is rounded as numpy rounds it (no FMA).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/common/element_op.hpp"
+
+namespace trialstat::kernels {
+
+/// @brief Mergeable partial result over a range of element pairs.
+struct pairwise_state {
+  int64_t count;
+  int64_t violations;
+  double diff_sum_squares;
+  double diff_max_abs;
+  double previous_sum_squares;
+};
+
+TRIALSTAT_HD_INLINE pairwise_state pairwise_identity() { return pairwise_state{0, 0, 0.0, 0.0, 0.0}; }
+
+/// @brief Combine two disjoint ranges, `a` before `b` (sums add; max; counts add exactly).
+TRIALSTAT_HD_INLINE pairwise_state merge_pairwise(const pairwise_state& a, const pairwise_state& b) {
+  pairwise_state r;
+  r.count = a.count + b.count;
+  r.violations = a.violations + b.violations;
+  r.diff_sum_squares = a.diff_sum_squares + b.diff_sum_squares;
+  r.diff_max_abs = b.diff_max_abs > a.diff_max_abs ? b.diff_max_abs : a.diff_max_abs;
+  r.previous_sum_squares = a.previous_sum_squares + b.previous_sum_squares;
+  return r;
+}
+
+struct merge_pairwise_fn {
+  TRIALSTAT_HD_INLINE pairwise_state operator()(const pairwise_state& a,
+                                               const pairwise_state& b) const {
+    return merge_pairwise(a, b);
+  }
+};
+
+/// @brief numpy.isclose(a, b) for one pair (b = current supplies the relative scale).
+TRIALSTAT_HD_INLINE bool pair_is_close(double a, double b, double rtol, double atol,
+                                       bool equal_nan) {
+  const double tolerance = add_rn(atol, mul_rn(rtol, abs_value(b)));
+  const bool within = (abs_value(a - b) <= tolerance) & is_finite(b);
+  const bool both_nan = equal_nan & is_nan(a) & is_nan(b);
+  return within | (a == b) | both_nan;
+}
+
+/// @brief Accumulate one pair.
+TRIALSTAT_HD_INLINE void accumulate_pair(pairwise_state& s, double a, double b, double rtol,
+                                         double atol, bool equal_nan) {
+  const double d = b - a;
+  const double ad = abs_value(d);
+  s.count += 1;
+  s.diff_sum_squares += d * d;
+  s.diff_max_abs = ad > s.diff_max_abs ? ad : s.diff_max_abs;  // NaN never compares greater
+  s.previous_sum_squares += a * a;
+  s.violations += pair_is_close(a, b, rtol, atol, equal_nan) ? 0 : 1;
+}
+
+}  // namespace trialstat::kernels
