@@ -87,8 +87,10 @@ result<std::vector<rule_config_entry>> parse_rule_config(std::string_view json_t
   try {
     document = json::parse(json_text.begin(), json_text.end());
   } catch (const json::parse_error& e) {
-    return status(error_code::data_loss,
-                  fmt::format("{}: malformed JSON at byte {}: {}", source_name, e.byte, e.what()));
+    // nlohmann counts the bytes read, so the offending byte's 0-based offset is one less.
+    const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
+    return status(error_code::data_loss, fmt::format("{}: malformed JSON at byte offset {}: {}",
+                                                     source_name, offset, e.what()));
   }
   const json* list = &document;
   if (document.is_object()) {
