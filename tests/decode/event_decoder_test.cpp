@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <string>
 #include <vector>
@@ -336,6 +337,12 @@ void expect_decoded(const event_record& r, const dtype_case& c) {
 
 status decode_string(event_decoder& decoder, const std::string& payload, event_record& out) {
   return decoder.decode(as_bytes(payload), out);
+}
+// `out` views the payload, so a temporary payload is kept alive until the test program ends.
+status decode_string(event_decoder& decoder, std::string&& payload, event_record& out) {
+  static std::deque<std::string> kept;
+  kept.push_back(std::move(payload));
+  return decoder.decode(as_bytes(kept.back()), out);
 }
 
 // ---- tests --------------------------------------------------------------------------------

@@ -12,7 +12,6 @@
 #include <iostream>
 #include <limits>
 #include <map>
-#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -47,15 +46,31 @@ struct index_file {
   json body;
 };
 
+/// `<digits>_<worker>.json` → (step, worker); false for any other name (FORMAT §6 listing).
+bool parse_index_name(const std::string& name, int64_t& step, std::string& worker) {
+  constexpr std::string_view suffix = ".json";
+  if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(),
+                                                   suffix) != 0) {
+    return false;
+  }
+  const std::size_t underscore = name.find('_');
+  if (underscore == 0 || underscore == std::string::npos) return false;
+  for (std::size_t i = 0; i < underscore; ++i) {
+    if (name[i] < '0' || name[i] > '9') return false;
+  }
+  step = std::stoll(name.substr(0, underscore));
+  worker = name.substr(underscore + 1, name.size() - suffix.size() - underscore - 1);
+  return !worker.empty();
+}
+
 std::vector<index_file> index_files(const std::filesystem::path& trial) {
-  static const std::regex name_pattern(R"(^(\d+)_(.+)\.json$)");
   std::vector<index_file> files;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(trial / "index")) {
     if (!entry.is_regular_file()) continue;
-    const std::string name = entry.path().filename().string();
-    std::smatch m;
-    if (!std::regex_match(name, m, name_pattern)) continue;
-    files.push_back({entry.path(), std::stoll(m[1].str()), m[2].str(), load_json(entry.path())});
+    int64_t step = 0;
+    std::string worker;
+    if (!parse_index_name(entry.path().filename().string(), step, worker)) continue;
+    files.push_back({entry.path(), step, worker, load_json(entry.path())});
   }
   std::sort(files.begin(), files.end(),
             [](const index_file& a, const index_file& b) { return a.path < b.path; });

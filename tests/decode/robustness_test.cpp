@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <random>
@@ -73,10 +74,17 @@ void frame_decode_and_check(event_decoder& decoder, std::span<const std::byte> b
   decode_and_check(decoder, frame->payload, trace);
 }
 
+/// 2000 strings by default; $TRIALSTAT_FUZZ_ITERATIONS asks for a longer run.
+int fuzz_iterations() {
+  const char* env = std::getenv("TRIALSTAT_FUZZ_ITERATIONS");
+  return env != nullptr && std::atoi(env) > 0 ? std::atoi(env) : 2000;
+}
+
 TEST(robustness, random_byte_strings) {
   std::mt19937 rng(seed);
   event_decoder decoder;
-  for (int i = 0; i < 2000; ++i) {
+  const int iterations = fuzz_iterations();
+  for (int i = 0; i < iterations; ++i) {
     const std::string trace = "seed " + std::to_string(seed) + ", string " + std::to_string(i);
     std::vector<std::byte> bytes(rng() % 301);
     // Mix plain noise with protobuf-looking bytes (small field tags, short lengths).
@@ -193,6 +201,39 @@ TEST(robustness, single_byte_corruptions_of_real_records) {
             << " caught by framing, " << decoder_caught << " by the decoder\n";
   EXPECT_GT(framing_caught, 0);
   EXPECT_GT(decoder_caught, 0);
+}
+
+TEST(robustness, random_mutations_of_real_payloads) {
+  auto files = real_event_files();
+  if (files.empty()) GTEST_SKIP() << "golden trials absent";
+  std::vector<std::vector<std::byte>> payloads;
+  for (const auto& file : files) {
+    record_scanner scanner(file, "golden.tfevents");
+    while (auto frame = scanner.next()) {
+      payloads.emplace_back(frame->payload.begin(), frame->payload.end());
+    }
+  }
+  std::mt19937 rng(seed + 2);
+  event_decoder decoder;
+  const int iterations = fuzz_iterations() * 5;
+  for (int i = 0; i < iterations; ++i) {
+    auto bytes = payloads[rng() % payloads.size()];
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits && !bytes.empty(); ++e) {
+      const std::size_t pos = rng() % bytes.size();
+      switch (rng() % 4) {
+        case 0: bytes[pos] = static_cast<std::byte>(rng()); break;           // overwrite
+        case 1: bytes.erase(bytes.begin() + static_cast<std::ptrdiff_t>(pos)); break;  // delete
+        case 2:                                                               // insert
+          bytes.insert(bytes.begin() + static_cast<std::ptrdiff_t>(pos),
+                       static_cast<std::byte>(rng()));
+          break;
+        default: bytes[pos] = static_cast<std::byte>(static_cast<unsigned>(bytes[pos]) + 1);
+      }
+    }
+    decode_and_check(decoder, bytes,
+                     "seed " + std::to_string(seed + 2) + ", mutation " + std::to_string(i));
+  }
 }
 
 TEST(robustness, empty_file_scans_to_end_of_stream) {
