@@ -441,12 +441,16 @@ status trial_writer::close(bool write_end_marker) {
     TRIALSTAT_RETURN_IF_ERROR(s.write_collections());
   }
   if (write_end_marker && !s.end_marker_written) {
-    TRIALSTAT_RETURN_IF_ERROR(detail::write_file_atomically(s.root / "training_job_end.ts", ""));
+    TRIALSTAT_RETURN_IF_ERROR(trial_writer::write_end_marker(s.root));
     s.end_marker_written = true;
     ++s.totals.files_count;
   }
   s.closed = true;
   return status::success();
+}
+
+status trial_writer::write_end_marker(const std::filesystem::path& root) {
+  return detail::write_file_atomically(root / "training_job_end.ts", "");
 }
 
 const std::filesystem::path& trial_writer::root() const noexcept { return state_->root; }

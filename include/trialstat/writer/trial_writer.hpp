@@ -176,6 +176,10 @@ class trial_writer {
   /// Errors: io_error naming the file.
   [[nodiscard]] status close(bool write_end_marker = true);
 
+  /// @brief Write the empty `training_job_end.ts` marker into `root` (tmp + rename) without a
+  /// writer, e.g. from a coordinator once every worker's writer has closed. Errors: io_error.
+  [[nodiscard]] static status write_end_marker(const std::filesystem::path& root);
+
   [[nodiscard]] const std::filesystem::path& root() const noexcept;
   [[nodiscard]] const std::string& worker() const noexcept;
   [[nodiscard]] writer_totals totals() const noexcept;
