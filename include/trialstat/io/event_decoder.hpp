@@ -47,10 +47,32 @@ struct event_record {
 class event_decoder {
  public:
   /// @brief Decode one serialized Event.
-  /// @return ok; or data_loss (malformed wire format, truncated field, wrong wire type, a
-  ///   content size that is not num_elements × element size, negative dims), naming the byte
-  ///   offset inside the payload; or unsupported_dtype (an unknown DataType number, named).
-  ///   `out` is unspecified after a failure.
+  ///
+  /// Field order on the wire does not matter; unknown fields of any wire type are skipped;
+  /// repeated occurrences merge as protobuf does (scalars: last wins; repeated: concatenate).
+  /// The first Summary.Value carrying a tensor is decoded (smdebug writes exactly one Value);
+  /// when none does (TensorBoard scalars/histograms) the first Value's tag and plugin data are
+  /// reported with `has_tensor = false`. An Event without a summary decodes to an empty tag.
+  ///
+  /// Element bytes: `tensor_content` when non-empty; otherwise the typed field of the dtype,
+  /// packed or not, re-packed little-endian into scratch: float_val (DT_FLOAT), double_val
+  /// (DT_DOUBLE), int_val (DT_INT8/UINT8/INT16/UINT16/INT32, range-checked, not wrapped),
+  /// int64_val (DT_INT64), bool_val (DT_BOOL, 1 byte each), half_val (DT_HALF, DT_BFLOAT16: the
+  /// 16 bits), scomplex_val (DT_COMPLEX64), dcomplex_val (DT_COMPLEX128), and TF's uint32_val
+  /// (field 16, DT_UINT32) and uint64_val (field 17, DT_UINT64). No broadcasting of a single
+  /// value: the count must match. Strings: dtype 7, or dtype 0 with string_val, give
+  /// `type = dtype::string`, `strings` filled and `content` empty; dtype 0 without string_val is
+  /// an empty string tensor unless it carries numeric bytes (data_loss).
+  /// Mode: plugin data "mode" ("1".."4") and "mode_step" (decimal int64); other plugins are
+  /// ignored; without "mode": has_mode = false, mode GLOBAL, mode_step = step.
+  ///
+  /// @return ok; or data_loss (malformed wire format, truncated field, wrong wire type, group
+  ///   wire types 3/4, a content size that is not num_elements × element size, negative dims or
+  ///   an element count overflowing int64, a bad "mode"/"mode_step" content), naming the byte
+  ///   offset inside the payload; or unsupported_dtype (an unknown DataType number, named with
+  ///   the tag); out_of_memory if the scratch cannot grow. `out` is unspecified after a failure.
+  /// Never reads outside `payload` (no padding assumed). Steady state does not allocate.
+  /// Source: spec/FORMAT.md §3–§5; TF `tensor_util.MakeNdarray` for the typed fields.
   [[nodiscard]] status decode(std::span<const std::byte> payload, event_record& out);
 
  private:
