@@ -243,6 +243,9 @@ struct run_options {
   std::optional<int64_t> step_begin;     ///< skip global steps before this (invoke_rule start)
   /// Requests of other rules merged into the plan (tensor name → request).
   std::vector<std::pair<std::string, plan::tensor_request>> others = {};
+  /// Saved reduction values; unset: computed from the tensor's value with numpy definitions.
+  std::function<std::optional<double>(const trial::tensor_entry&, const trial::saved_reduction&)>
+      reductions = {};
 };
 
 /// prepare → (plan_ready) → evaluate_step for every saved global step → finish, with records
@@ -287,12 +290,17 @@ inline run_result run_rule(trialstat::rules::rule& rule, const trial::catalog& t
       r.mode = info.mode;
       r.mode_step = info.mode_step;
       const auto value = values(name, info.step, worker);
-      if (request->saved_reductions && value) {
+      if (request->saved_reductions) {
         for (const auto& red : entry.reductions) {
-          const std::string red_name =
-              std::string(red.abs ? "abs_" : "") + std::string(trial::reduction_name(red.op));
-          r.saved_reductions.push_back(
-              {red.op, red.abs, reference_reduction(red_name, value->data), dtype::float32});
+          std::optional<double> saved;
+          if (options.reductions) {
+            saved = options.reductions(entry, red);
+          } else if (value) {
+            const std::string red_name =
+                std::string(red.abs ? "abs_" : "") + std::string(trial::reduction_name(red.op));
+            saved = reference_reduction(red_name, value->data);
+          }
+          if (saved) r.saved_reductions.push_back({red.op, red.abs, *saved, dtype::float32});
         }
       }
       const bool needs_raw = request->moments || request->histogram_bins > 0 ||
