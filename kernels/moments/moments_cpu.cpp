@@ -34,10 +34,11 @@ inline vec_d load_vec(const double* p) {
 /// First pass over `n` converted values; buf is padded with NaN to a multiple of `lanes` and the
 /// padding is removed from the NaN count afterwards (NaN touches nothing else). max|x| over the
 /// finite values is max(|min|, |max|); the negative count is finite − positive − zero.
-moments_state first_pass(const double* buf, int64_t n, int64_t padded) {
+moments_state first_pass(const double* buf, int64_t n, int64_t padded, double shift,
+                         double& shifted_sum) {
   const double inf = positive_infinity();
   vec_i c_nan = {0, 0}, c_pinf = {0, 0}, c_ninf = {0, 0}, c_zero = {0, 0}, c_pos = {0, 0};
-  vec_d mn = {inf, inf}, mx = {-inf, -inf}, s = {0, 0}, sa = {0, 0}, sq = {0, 0};
+  vec_d mn = {inf, inf}, mx = {-inf, -inf}, s = {0, 0}, sa = {0, 0}, sq = {0, 0}, ss = {0, 0};
   for (int64_t i = 0; i < padded; i += lanes) {
     const vec_d x = load_vec(buf + i);
     const vec_d ax = x < 0.0 ? -x : x;
@@ -55,6 +56,7 @@ moments_state first_pass(const double* buf, int64_t n, int64_t padded) {
     s += xf;
     sa += finite ? ax : 0.0;
     sq += xf * xf;
+    ss += finite ? x - shift : 0.0;
   }
   moments_state st = moments_identity();
   st.count = n;
@@ -74,16 +76,17 @@ moments_state first_pass(const double* buf, int64_t n, int64_t padded) {
   st.sum = s[0] + s[1];
   st.sum_abs = sa[0] + sa[1];
   st.sum_squares = sq[0] + sq[1];
+  shifted_sum = ss[0] + ss[1];
   return st;
 }
 
-/// Σ(x − mean) and Σ(x − mean)² over the finite values of the (NaN-padded) block.
-deviation_sums second_pass(const double* buf, int64_t padded, double mean) {
+/// Σd and Σd², d = (x − K) − centre, over the finite values of the (NaN-padded) block.
+deviation_sums second_pass(const double* buf, int64_t padded, double shift, double centre) {
   vec_d d = {0, 0}, d2 = {0, 0};
   for (int64_t i = 0; i < padded; i += lanes) {
     const vec_d x = load_vec(buf + i);
     const vec_d ax = x < 0.0 ? -x : x;
-    const vec_d dev = ax <= DBL_MAX ? x - mean : 0.0;
+    const vec_d dev = ax <= DBL_MAX ? (x - shift) - centre : 0.0;
     d += dev;
     d2 += dev * dev;
   }
@@ -92,7 +95,8 @@ deviation_sums second_pass(const double* buf, int64_t padded, double mean) {
 
 /// Moments of elements [begin, begin + count) of a D segment: blocks merged pairwise in order.
 template <dtype D>
-moments_state chunk_moments(const unsigned char* bytes, int64_t begin, int64_t count) {
+moments_state chunk_moments(const unsigned char* bytes, int64_t begin, int64_t count,
+                            double shift) {
   alignas(64) double buf[cpu_block_elements + lanes];
   ordered_tree_merger<moments_state, merge_moments_fn, 24> merger{merge_moments_fn{}};
   for (int64_t b = 0; b < count; b += cpu_block_elements) {
@@ -101,8 +105,12 @@ moments_state chunk_moments(const unsigned char* bytes, int64_t begin, int64_t c
     for (int64_t i = 0; i < n; ++i) buf[i] = load_as_double<D, false>(p, i);
     const int64_t padded = (n + lanes - 1) / lanes * lanes;
     for (int64_t i = n; i < padded; ++i) buf[i] = __builtin_nan("");
-    moments_state st = first_pass(buf, n, padded);
-    if (st.finite_count() > 0) finish_block(st, second_pass(buf, padded, block_mean(st)));
+    double shifted_sum = 0.0;
+    moments_state st = first_pass(buf, n, padded, shift, shifted_sum);
+    if (st.finite_count() > 0) {
+      const double centre = block_centre(st, shifted_sum);
+      finish_block(st, centre, second_pass(buf, padded, shift, centre));
+    }
     merger.push(st);
   }
   return merger.finish(moments_identity());
@@ -113,7 +121,9 @@ moments_state chunk_moments_any(const std::byte* base, const stats::segment& seg
   moments_state st = moments_identity();
   const auto* bytes = reinterpret_cast<const unsigned char*>(base) + seg.offset_bytes;
   visit_real_dtype(seg.type, [&](auto tag) {
-    st = chunk_moments<decltype(tag)::value>(bytes, begin, count);
+    constexpr dtype D = decltype(tag)::value;
+    const double shift = moments_shift<D, false>(bytes, seg.num_elements);
+    st = chunk_moments<D>(bytes, begin, count, shift);
   });
   return st;
 }

@@ -27,10 +27,10 @@ __device__ __forceinline__ moments_state poisoned_moments() {
   return s;
 }
 
-/// This thread's record over its elements of [begin, end) of a D segment.
+/// This thread's record over its elements of [begin, end) of a D segment with shift K.
 template <dtype D, bool Aligned>
 __device__ moments_state thread_chunk_moments(const unsigned char* bytes, int64_t begin,
-                                              int64_t end) {
+                                              int64_t end, double shift) {
   moments_state acc = moments_identity();
   for (int64_t tile = begin; tile < end; tile += tile_elements) {
     double v[items_per_thread];
@@ -42,22 +42,23 @@ __device__ moments_state thread_chunk_moments(const unsigned char* bytes, int64_
       v[j] = valid[j] ? load_as_double<D, Aligned>(bytes, i) : 0.0;
     }
     moments_state group = moments_identity();
+    double shifted_sum = 0.0;
 #pragma unroll
     for (int j = 0; j < items_per_thread; ++j) {
       if (valid[j]) {
         group.count += 1;
-        accumulate_first_pass(group, v[j]);
+        accumulate_first_pass(group, shifted_sum, v[j], shift);
       }
     }
     if (group.count == 0) break;  // past the end for this thread: later tiles are too
     if (group.finite_count() > 0) {
-      const double mean = block_mean(group);
+      const double centre = block_centre(group, shifted_sum);
       deviation_sums dev{0.0, 0.0};
 #pragma unroll
       for (int j = 0; j < items_per_thread; ++j) {
-        if (valid[j]) accumulate_deviation(dev, v[j], mean);
+        if (valid[j]) accumulate_deviation(dev, v[j], shift, centre);
       }
-      finish_block(group, dev);
+      finish_block(group, centre, dev);
     }
     acc = merge_moments(acc, group);
   }
@@ -80,8 +81,10 @@ __global__ void __launch_bounds__(block_threads)
     const auto* bytes = reinterpret_cast<const unsigned char*>(batch.d_base) + seg.offset_bytes;
     moments_state mine = moments_identity();
     const bool supported = dispatch_segment(seg.type, bytes, [&](auto tag, auto aligned) {
-      mine = thread_chunk_moments<decltype(tag)::value, decltype(aligned)::value>(bytes, begin,
-                                                                                  end);
+      constexpr dtype D = decltype(tag)::value;
+      constexpr bool A = decltype(aligned)::value;
+      const double shift = moments_shift<D, A>(bytes, seg.num_elements);
+      mine = thread_chunk_moments<D, A>(bytes, begin, end, shift);
     });
     const moments_state total_state = block_reduce(temp).Reduce(mine, merge_moments_fn{});
     if (threadIdx.x == 0) partials[chunk] = supported ? total_state : poisoned_moments();

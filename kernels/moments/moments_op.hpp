@@ -8,6 +8,12 @@
 /// (−0.0 included), finite positive and finite negative counts; over finite values min, max,
 /// Σx, Σ|x|, Σx², max|x|, mean = Σx / n (as numpy: Σx overflowing gives an infinite mean) and
 /// m2 = Σ(x − mean)², all in float64.
+///
+/// Accuracy of m2 when |mean| ≫ standard deviation: the partial means that Chan's merge
+/// subtracts would carry rounding errors of ulp(mean), large next to their true differences.
+/// So within one tensor every value is first shifted by a representative value K of that tensor
+/// (`moments_shift`: its first finite element among the first 64), and the merge works on
+/// `centre` = mean(x − K), whose errors are relative to the spread, not to |mean|.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +40,7 @@ struct moments_state {
   double max_abs;
   double mean;
   double m2;
+  double centre;  ///< mean of (x − K) over finite values; K = the tensor's shift (0 in records)
 
   TRIALSTAT_HD_INLINE int64_t finite_count() const {
     return count - nan_count - pos_inf_count - neg_inf_count;
@@ -48,8 +55,9 @@ TRIALSTAT_HD_INLINE moments_state moments_identity() {
   return s;
 }
 
-/// @brief Chan et al. (1979) parallel merge of two disjoint parts, `a` before `b`. Counts add
-/// exactly; sums add; mean = Σx / n; m2 = m2a + m2b + δ²·na·nb/n with δ = mean_b − mean_a.
+/// @brief Chan et al. (1979) parallel merge of two disjoint parts, `a` before `b`, that share
+/// one shift K. Counts add exactly; sums add; mean = Σx / n; centre = Chan's weighted centre;
+/// m2 = m2a + m2b + δ²·na·nb/n with δ = centre_b − centre_a.
 TRIALSTAT_HD_INLINE moments_state merge_moments(const moments_state& a, const moments_state& b) {
   moments_state r;
   r.count = a.count + b.count;
@@ -70,14 +78,18 @@ TRIALSTAT_HD_INLINE moments_state merge_moments(const moments_state& a, const mo
   if (na == 0) {
     r.mean = b.mean;
     r.m2 = b.m2;
+    r.centre = b.centre;
   } else if (nb == 0) {
     r.mean = a.mean;
     r.m2 = a.m2;
+    r.centre = a.centre;
   } else {
     const double n = static_cast<double>(na + nb);
-    const double delta = b.mean - a.mean;
+    const double delta = b.centre - a.centre;
+    const double weight_b = static_cast<double>(nb) / n;
     r.mean = r.sum / n;
-    r.m2 = a.m2 + b.m2 + delta * delta * (static_cast<double>(na) * (static_cast<double>(nb) / n));
+    r.centre = a.centre + delta * weight_b;
+    r.m2 = a.m2 + b.m2 + delta * delta * (static_cast<double>(na) * weight_b);
   }
   return r;
 }
@@ -90,9 +102,10 @@ struct merge_moments_fn {
   }
 };
 
-/// @brief First pass over one element: counts, extremes and sums (finite values only).
-/// Branch-free so that loops over a block vectorise.
-TRIALSTAT_HD_INLINE void accumulate_first_pass(moments_state& s, double x) {
+/// @brief First pass over one element: counts, extremes and sums (finite values only), and
+/// Σ(x − K) into `shifted_sum`. Branch-free so that loops over a block vectorise.
+TRIALSTAT_HD_INLINE void accumulate_first_pass(moments_state& s, double& shifted_sum, double x,
+                                               double shift) {
   const bool finite = is_finite(x);
   s.nan_count += is_nan(x) ? 1 : 0;
   s.pos_inf_count += (x == positive_infinity()) ? 1 : 0;
@@ -110,36 +123,52 @@ TRIALSTAT_HD_INLINE void accumulate_first_pass(moments_state& s, double x) {
   s.sum_abs += ax;
   s.sum_squares += xf * xf;
   s.max_abs = ax > s.max_abs ? ax : s.max_abs;
+  shifted_sum += finite ? x - shift : 0.0;
 }
 
-/// @brief Second-pass accumulator: Σ(x − mean) and Σ(x − mean)² over finite values, for the
-/// corrected two-pass m2 = Σd² − (Σd)²/n (Chan, Golub & LeVeque 1983).
+/// @brief The shift K of a tensor of n elements of dtype D: its first finite element among the
+/// first 64, else 0. Host and device compute the same K.
+template <dtype D, bool Aligned>
+TRIALSTAT_HD_INLINE double moments_shift(const unsigned char* bytes, int64_t n) {
+  const int64_t probe = n < 64 ? n : 64;
+  for (int64_t i = 0; i < probe; ++i) {
+    const double x = load_as_double<D, Aligned>(bytes, i);
+    if (is_finite(x)) return x;
+  }
+  return 0.0;
+}
+
+/// @brief Second-pass accumulator: Σd and Σd² with d = (x − K) − centre over finite values,
+/// for the corrected two-pass m2 = Σd² − (Σd)²/n (Chan, Golub & LeVeque 1983).
 struct deviation_sums {
   double sum;
   double sum_squares;
 };
 
-TRIALSTAT_HD_INLINE void accumulate_deviation(deviation_sums& d, double x, double mean) {
-  const double dev = is_finite(x) ? x - mean : 0.0;
+TRIALSTAT_HD_INLINE void accumulate_deviation(deviation_sums& d, double x, double shift,
+                                              double centre) {
+  const double dev = is_finite(x) ? (x - shift) - centre : 0.0;
   d.sum += dev;
   d.sum_squares += dev * dev;
 }
 
-/// @brief Complete a first-pass state over a block: mean = Σx/n and m2 from the block's
-/// deviation sums (the caller computes them with `block_mean`).
-TRIALSTAT_HD_INLINE double block_mean(const moments_state& s) {
+/// @brief Complete a block's first-pass state: `shifted_sum` = Σ(x − K) over its finite
+/// values gives centre; mean = Σx/n; m2 from the block's deviation sums around centre.
+TRIALSTAT_HD_INLINE double block_centre(const moments_state& s, double shifted_sum) {
   const int64_t n = s.finite_count();
-  return n > 0 ? s.sum / static_cast<double>(n) : 0.0;
+  return n > 0 ? shifted_sum / static_cast<double>(n) : 0.0;
 }
 
-TRIALSTAT_HD_INLINE void finish_block(moments_state& s, const deviation_sums& d) {
+TRIALSTAT_HD_INLINE void finish_block(moments_state& s, double centre, const deviation_sums& d) {
   const int64_t n = s.finite_count();
   if (n <= 0) {
     s.mean = 0.0;
     s.m2 = 0.0;
+    s.centre = 0.0;
     return;
   }
   s.mean = s.sum / static_cast<double>(n);
+  s.centre = centre;
   const double m2 = d.sum_squares - d.sum * d.sum / static_cast<double>(n);
   s.m2 = m2 > 0.0 ? m2 : (m2 == m2 ? 0.0 : m2);  // rounding can make it a hair negative
 }
@@ -180,6 +209,7 @@ TRIALSTAT_HD_INLINE moments_state load_moments(const stats::moments& m) {
   s.max_abs = m.max_abs;
   s.mean = m.mean;
   s.m2 = m.m2;
+  s.centre = m.mean;  // a stored record has shift 0
   return s;
 }
 
