@@ -88,6 +88,7 @@ status output_file::flush_buffer() {
 
 status output_file::append(std::span<const std::byte> bytes) {
   if (fd_ < 0) return {error_code::invalid_argument, "output file is not open"};
+  if (bytes.empty()) return status::success();
   if (bytes.size() >= buffer_.size()) {
     TRIALSTAT_RETURN_IF_ERROR(flush_buffer());
     TRIALSTAT_RETURN_IF_ERROR(write_all(bytes.data(), bytes.size()));
