@@ -37,24 +37,24 @@ TEST(ElementOp, EveryHalfAndBfloat16BitPattern) {
 
 TEST(ElementOp, BoolIsNonzeroAndIntegersRoundToNearest) {
   const unsigned char b[] = {0, 1, 2, 255};
-  EXPECT_EQ(kernels::load_as_double<dtype::boolean, true>(b, 0), 0.0);
-  EXPECT_EQ(kernels::load_as_double<dtype::boolean, true>(b, 1), 1.0);
-  EXPECT_EQ(kernels::load_as_double<dtype::boolean, true>(b, 2), 1.0);
-  EXPECT_EQ(kernels::load_as_double<dtype::boolean, true>(b, 3), 1.0);
+  EXPECT_EQ((kernels::load_as_double<dtype::boolean, true>(b, 0)), 0.0);
+  EXPECT_EQ((kernels::load_as_double<dtype::boolean, true>(b, 1)), 1.0);
+  EXPECT_EQ((kernels::load_as_double<dtype::boolean, true>(b, 2)), 1.0);
+  EXPECT_EQ((kernels::load_as_double<dtype::boolean, true>(b, 3)), 1.0);
   // 2^53 + 1 → 2^53 (ties to even); 2^53 + 3 → 2^53 + 4.
   const int64_t i[] = {(int64_t{1} << 53) + 1, (int64_t{1} << 53) + 3, -1};
   const auto* p = reinterpret_cast<const unsigned char*>(i);
-  EXPECT_EQ(kernels::load_as_double<dtype::int64, false>(p, 0), 9007199254740992.0);
-  EXPECT_EQ(kernels::load_as_double<dtype::int64, false>(p, 1), 9007199254740996.0);
-  EXPECT_EQ(kernels::load_as_double<dtype::int64, false>(p, 2), -1.0);
+  EXPECT_EQ((kernels::load_as_double<dtype::int64, false>(p, 0)), 9007199254740992.0);
+  EXPECT_EQ((kernels::load_as_double<dtype::int64, false>(p, 1)), 9007199254740996.0);
+  EXPECT_EQ((kernels::load_as_double<dtype::int64, false>(p, 2)), -1.0);
   const uint64_t u[] = {UINT64_MAX, (uint64_t{1} << 63) + 1025};
   const auto* q = reinterpret_cast<const unsigned char*>(u);
-  EXPECT_EQ(kernels::load_as_double<dtype::uint64, false>(q, 0), 18446744073709551616.0);
-  EXPECT_EQ(kernels::load_as_double<dtype::uint64, false>(q, 1), 9223372036854777856.0);
+  EXPECT_EQ((kernels::load_as_double<dtype::uint64, false>(q, 0)), 18446744073709551616.0);
+  EXPECT_EQ((kernels::load_as_double<dtype::uint64, false>(q, 1)), 9223372036854777856.0);
   const unsigned char s8[] = {0xff, 0x80};
-  EXPECT_EQ(kernels::load_as_double<dtype::int8, true>(s8, 0), -1.0);
-  EXPECT_EQ(kernels::load_as_double<dtype::int8, true>(s8, 1), -128.0);
-  EXPECT_EQ(kernels::load_as_double<dtype::uint8, true>(s8, 0), 255.0);
+  EXPECT_EQ((kernels::load_as_double<dtype::int8, true>(s8, 0)), -1.0);
+  EXPECT_EQ((kernels::load_as_double<dtype::int8, true>(s8, 1)), -128.0);
+  EXPECT_EQ((kernels::load_as_double<dtype::uint8, true>(s8, 0)), 255.0);
 }
 
 TEST(ElementOp, DispatchCoversExactlyTheRealDtypes) {
