@@ -10,6 +10,12 @@ if(TRIALSTAT_ENABLE_CUDA)
       set(CMAKE_CUDA_ARCHITECTURES 90)  # "90" = sm_90 SASS + compute_90 PTX
     endif()
     enable_language(CUDA)
+    # CMake 3.25 predates nvcc 13 and does not know its C++20 flag; tell it (the headers use
+    # C++20: std::span, designated initialisers).
+    if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+      set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    endif()
     set(CMAKE_CUDA_STANDARD 20)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     find_package(CUDAToolkit REQUIRED)

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file statistics_writer.hpp
+/// @brief Writes statistics records as a table, CSV or JSON Lines (`trialstat stats --format`).
+///
+/// JSON Lines schema (one object per (tensor, step, worker)): `tensor, step, mode, mode_step,
+/// worker`, then the fields of ../shared/trials/README.md "stats": `dtype, shape, numel,
+/// finite_count, nan_count, pos_inf_count, neg_inf_count, zero_count, min, max, mean, variance,
+/// std, sum, l1, l2, linf, mean_abs, hist: {bins, lo, hi, counts[, degenerate]}` — statistics
+/// over finite values, `null` when there are none. Optional: `update_ratio: {prev_step, ratio}`
+/// (‖W_s − W_prev‖₂ / (‖W_prev‖₂ + 1e-9), non-finite as "NaN"/"Infinity"/"-Infinity"),
+/// `saved_reductions: [{reduction, abs, value}]`, and `error` when the raw value was unusable.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <string_view>
+
+#include "trialstat/plan/statistics_record.hpp"
+#include "trialstat/status.hpp"
+#include "trialstat/trial/catalog.hpp"
+
+namespace trialstat::report {
+
+/// @brief Output format of `trialstat stats`.
+enum class output_format : uint8_t { table, csv, json };
+
+/// @brief Parse "table" / "csv" / "json". Errors: invalid_argument.
+[[nodiscard]] result<output_format> parse_output_format(std::string_view text);
+
+/// @brief Epsilon of the weight-update ratio (smdebug WeightUpdateRatio default, RULES §3.3).
+inline constexpr double update_ratio_epsilon = 1e-9;
+
+/// @brief Streams statistics rows to a C stream (buffered; not thread-safe).
+class statistics_writer {
+ public:
+  virtual ~statistics_writer() = default;
+  /// @brief Write every record of one step.
+  virtual void write_step(const trial::catalog& trial, const plan::step_statistics& step) = 0;
+  /// @brief Flush buffered output.
+  virtual void finish() = 0;
+
+  /// @brief A writer for `format` writing to `out` (which must outlive the writer).
+  [[nodiscard]] static std::unique_ptr<statistics_writer> create(output_format format, std::FILE* out);
+};
+
+}  // namespace trialstat::report

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+// `trialstat rules TRIAL`: evaluate smdebug built-in rules (from --rule/--param or a SageMaker
+// rule config) in one pass over the trial. Exit: 0 no issues, 1 issues found, 2 error.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "tools/trialstat/commands.hpp"
+#include "trialstat/pipeline/rule_runner.hpp"
+#include "trialstat/report/rule_report.hpp"
+#include "trialstat/rules/rule_config.hpp"
+
+namespace trialstat::cli {
+namespace {
+
+/// Rules `trialstat rules` runs when neither --rule nor --config is given: every built-in rule
+/// that needs no parameter (the others need a tensor selection or a second trial).
+const std::vector<std::string> default_rule_names = {
+    "VanishingGradient", "ExplodingTensor", "WeightUpdateRatio", "LossNotDecreasing", "DeadRelu"};
+
+struct rules_options {
+  std::string trial;
+  std::string config;
+  std::vector<std::string> rule_names;
+  std::vector<std::string> params;
+  std::vector<std::string> order;  // "rule" / "param", in command-line order
+  std::string steps;
+  std::string format = "table";
+  std::string device = "auto";
+  std::size_t max_findings = 20;
+};
+
+pipeline::rule_invocation make_invocation(const std::string& configuration_name,
+                                          const std::string& rule_name,
+                                          const rules::rule_parameters& params) {
+  pipeline::rule_invocation invocation;
+  invocation.configuration_name = configuration_name;
+  auto made = rules::make_rule(rule_name, params);
+  if (made) {
+    invocation.rule = std::move(*made);
+  } else {
+    invocation.error = made.error_status();
+  }
+  return invocation;
+}
+
+/// --rule A --param k=v --rule B ...: each --param belongs to the --rule before it.
+result<std::vector<pipeline::rule_invocation>> invocations_from_flags(const rules_options& o) {
+  std::vector<std::pair<std::string, rules::rule_parameters>> specs;
+  std::size_t next_rule = 0, next_param = 0;
+  for (const std::string& kind : o.order) {
+    if (kind == "rule") {
+      specs.emplace_back(o.rule_names[next_rule++], rules::rule_parameters{});
+      continue;
+    }
+    const std::string& text = o.params[next_param++];
+    const auto eq = text.find('=');
+    if (specs.empty()) {
+      return status(error_code::invalid_argument, fmt::format("--param {}: give --rule NAME before its --param", text));
+    }
+    if (eq == std::string::npos || eq == 0) {
+      return status(error_code::invalid_argument, fmt::format("--param '{}': expected key=value", text));
+    }
+    specs.back().second[text.substr(0, eq)] = text.substr(eq + 1);
+  }
+  std::vector<pipeline::rule_invocation> out;
+  for (const auto& [name, params] : specs) out.push_back(make_invocation(name, name, params));
+  return out;
+}
+
+int run_rules(const rules_options& o) {
+  auto format = report::parse_output_format(o.format);
+  if (!format) return report_error(format.error_status());
+  auto options = make_pipeline_options(o.device);
+  if (!options) return report_error(options.error_status());
+  if (!o.steps.empty()) {
+    auto range = parse_step_range(o.steps);
+    if (!range) return report_error(range.error_status());
+    options->step_begin = range->begin;
+    options->step_end = range->end;
+  }
+
+  std::vector<pipeline::rule_invocation> invocations;
+  if (!o.config.empty()) {
+    auto configs = rules::load_rule_config(o.config);
+    if (!configs) return report_error(configs.error_status());
+    for (const auto& c : *configs) {
+      invocations.push_back(make_invocation(c.configuration_name, c.rule_name, c.parameters));
+    }
+  }
+  auto flagged = invocations_from_flags(o);
+  if (!flagged) return report_error(flagged.error_status());
+  for (auto& invocation : *flagged) invocations.push_back(std::move(invocation));
+  if (invocations.empty()) {
+    for (const auto& name : default_rule_names) invocations.push_back(make_invocation(name, name, {}));
+  }
+
+  auto opened = open_trial(o.trial);
+  if (!opened) return report_error(opened.error_status());
+  auto results = pipeline::evaluate_rules(*opened, invocations, *options);
+  if (!results) return report_error(results.error_status());
+  report::write_rule_results(*results, *format, stdout, o.max_findings);
+
+  const auto any = [&](rules::rule_status s) {
+    return std::any_of(results->begin(), results->end(), [&](const auto& r) { return r.status == s; });
+  };
+  if (any(rules::rule_status::error)) return 2;
+  return any(rules::rule_status::issues_found) ? 1 : 0;
+}
+
+}  // namespace
+
+void add_rules_command(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand(
+      "rules",
+      "Evaluate smdebug built-in rules; exit 0 no issues, 1 issues found, 2 error. Without "
+      "--rule/--config: " + fmt::format("{}", fmt::join(default_rule_names, ", ")));
+  auto o = std::make_shared<rules_options>();
+  cmd->add_option("trial", o->trial, "Trial folder")->required();
+  auto* rule_opt = cmd->add_option("--rule", o->rule_names, "Built-in rule name, e.g. VanishingGradient (repeatable)");
+  auto* param_opt = cmd->add_option("--param", o->params, "key=value for the preceding --rule (repeatable)");
+  cmd->add_option("--config", o->config,
+                  "SageMaker rule config: JSON list of {RuleConfigurationName, RuleParameters: "
+                  "{rule_to_invoke, ...}}")->check(CLI::ExistingFile);
+  cmd->add_option("--steps", o->steps, "Global steps A:B (half-open), A:, :B or A");
+  cmd->add_option("--format", o->format, "table (text) or json (one object per rule)")->capture_default_str();
+  cmd->add_option("--max-findings", o->max_findings, "Findings listed per rule in text output (0 = all)")->capture_default_str();
+  cmd->add_option("--device", o->device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
+  cmd->callback([=] {
+    for (const CLI::Option* opt : cmd->parse_order()) {
+      if (opt == rule_opt) o->order.emplace_back("rule");
+      if (opt == param_opt) o->order.emplace_back("param");
+    }
+    *exit_code = run_rules(*o);
+  });
+}
+
+}  // namespace trialstat::cli

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+// `trialstat stats TRIAL`: one row per (tensor, step, worker) with the statistics of
+// ../shared/trials/README.md, the weight-update ratio for `weights`/`biases`, saved reductions.
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "tools/trialstat/commands.hpp"
+#include "trialstat/plan/read_plan.hpp"
+#include "trialstat/report/statistics_writer.hpp"
+#include "trialstat/stats/histogram.hpp"
+
+namespace trialstat::cli {
+namespace {
+
+struct stats_options {
+  std::string trial;
+  std::vector<std::string> collections;
+  std::vector<std::string> regexes;
+  std::string steps;
+  std::string format = "table";
+  std::string device = "auto";
+  int bins = stats::default_histogram_bins;
+  bool no_reductions = false;
+};
+
+int run_stats(const stats_options& o) {
+  auto format = report::parse_output_format(o.format);
+  if (!format) return report_error(format.error_status());
+  if (o.bins < 1) return report_error(status(error_code::invalid_argument, "--bins must be >= 1"));
+  auto options = make_pipeline_options(o.device);
+  if (!options) return report_error(options.error_status());
+  if (!o.steps.empty()) {
+    auto range = parse_step_range(o.steps);
+    if (!range) return report_error(range.error_status());
+    options->step_begin = range->begin;
+    options->step_end = range->end;
+  }
+  auto opened = open_trial(o.trial);
+  if (!opened) return report_error(opened.error_status());
+  const trial::catalog& trial = *opened;
+
+  std::vector<trial::tensor_id> selected;
+  if (o.collections.empty() && o.regexes.empty()) {
+    selected = trial.sorted_tensor_ids();
+  } else {
+    auto chosen = trial.select(o.collections, o.regexes);
+    if (!chosen) return report_error(chosen.error_status());
+    selected = std::move(*chosen);
+  }
+  plan::read_plan plan;
+  for (auto id : selected) {
+    plan::tensor_request request;
+    request.moments = true;
+    request.histogram_bins = o.bins;
+    request.saved_reductions = !o.no_reductions;
+    // The weight-update ratio (README "update_ratio") compares with the previous saved step.
+    if (trial.in_collection(id, "weights") || trial.in_collection(id, "biases")) {
+      request.history_depth = 1;
+    }
+    plan.request(id, request);
+  }
+
+  auto writer = report::statistics_writer::create(*format, stdout);
+  int64_t failed = 0;
+  auto run = pipeline::run_statistics(trial, plan, *options, [&](const plan::step_statistics& step) {
+    writer->write_step(trial, step);
+    for (const auto& r : step.records) {
+      if (!r.raw_status.ok() && r.raw_status.code() != error_code::not_found) {
+        fmt::print(stderr, "warning: {}\n", r.raw_status.to_string());
+        ++failed;
+      }
+    }
+  });
+  writer->finish();
+  if (!run) return report_error(run.error_status());
+  if (failed > 0) fmt::print(stderr, "trialstat: {} record(s) could not be read (see warnings)\n", failed);
+  return 0;
+}
+
+}  // namespace
+
+void add_stats_command(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand("stats", "Per-tensor statistics for every (tensor, step, worker)");
+  auto o = std::make_shared<stats_options>();
+  cmd->add_option("trial", o->trial, "Trial folder")->required();
+  cmd->add_option("--collection", o->collections, "Only tensors of this collection (repeatable)");
+  cmd->add_option("--tensor-regex", o->regexes,
+                  "Only tensors matching this Python regex, re.search semantics (repeatable)");
+  cmd->add_option("--steps", o->steps, "Global steps A:B (half-open), A:, :B or A");
+  cmd->add_option("--format", o->format, "table, csv or json (JSON Lines)")->capture_default_str();
+  cmd->add_option("--bins", o->bins, "Histogram bins")->capture_default_str();
+  cmd->add_flag("--no-reductions", o->no_reductions, "Do not read saved smdebug reductions");
+  cmd->add_option("--device", o->device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
+  cmd->callback([=] { *exit_code = run_stats(*o); });
+}
+
+}  // namespace trialstat::cli

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+// The `trialstat` subcommands. Each `add_*_command` registers its options on `app` and sets
+// `*exit_code` when it runs: 0 success / no issues, 1 issues found (rules), 2 error.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trialstat/pipeline/statistics_pipeline.hpp"
+#include "trialstat/status.hpp"
+#include "trialstat/trial/catalog.hpp"
+
+namespace trialstat::cli {
+
+void add_info_command(CLI::App& app, int* exit_code);
+void add_stats_command(CLI::App& app, int* exit_code);
+void add_rules_command(CLI::App& app, int* exit_code);
+void add_example_command(CLI::App& app, int* exit_code);
+
+/// Global step range [begin, end) parsed from "A:B", "A:", ":B" or "A" (= A:A+1).
+struct step_range {
+  std::optional<int64_t> begin;
+  std::optional<int64_t> end;
+};
+[[nodiscard]] result<step_range> parse_step_range(const std::string& text);
+
+/// Open a trial, printing load warnings to stderr. Errors: as catalog::open.
+[[nodiscard]] result<trial::catalog> open_trial(const std::string& path);
+
+/// Resolve `--device`, returning pipeline options for it. Errors: invalid_argument.
+[[nodiscard]] result<pipeline::pipeline_options> make_pipeline_options(const std::string& device);
+
+/// Print "trialstat: <status>" to stderr and return exit code 2.
+int report_error(const status& s);
+
+}  // namespace trialstat::cli

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// trialstat: tensor statistics and smdebug rules over SageMaker Debugger trials.
+#include <CLI/CLI.hpp>
+
+#include <exception>
+
+#include <fmt/format.h>
+
+#include "tools/trialstat/commands.hpp"
+#include "trialstat/config.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"trialstat " TRIALSTAT_VERSION
+               ": tensor statistics and smdebug rules over SageMaker Debugger trials"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", TRIALSTAT_VERSION);
+  int exit_code = 0;
+  trialstat::cli::add_info_command(app, &exit_code);
+  trialstat::cli::add_stats_command(app, &exit_code);
+  trialstat::cli::add_rules_command(app, &exit_code);
+  trialstat::cli::add_example_command(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "trialstat: {}\n", e.what());
+    return 2;
+  }
+  return exit_code;
+}
