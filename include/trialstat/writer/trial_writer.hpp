@@ -17,10 +17,10 @@
 /// write buffer; element bytes of large tensors go straight from the caller's memory to the
 /// file), so memory use does not grow with tensor or trial size.
 ///
-/// Example (compiled in tests/writer/trial_writer_test.cpp):
+/// Example (the pattern of tests/writer/trial_writer_test.cpp, `LayoutAndTotals`):
 /// @code
 ///   auto w = trial_writer::create(root, "worker_0", {.num_workers = 1,
-///                                                    .collections = pytorch_collections(5)});
+///                                                    .collections = pytorch_default_collections(5)});
 ///   TRIALSTAT_RETURN_IF_ERROR(w->begin_step(/*global*/ 5, mode::train, /*mode_step*/ 5));
 ///   TRIALSTAT_RETURN_IF_ERROR(w->add_tensor("MLP_fc1.weight", weight_view));
 ///   TRIALSTAT_RETURN_IF_ERROR(w->end_step());
