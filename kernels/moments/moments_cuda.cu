@@ -2,9 +2,9 @@
 // CUDA moments: plan chunks (segmented_cuda.cuh), one persistent kernel in which each block
 // reduces one 64 Ki-element chunk at a time, then one warp per segment merges its chunks.
 //
-// Inside a chunk, thread t owns elements t, t + 256, ... of each 4096-element tile (coalesced).
-// Per tile a thread holds its 16 values in registers, forms their two-pass record (mean of the
-// 16, then the corrected Σ(x − mean)²) and Chan-merges it into its running record; the block
+// Inside a chunk, thread t owns elements t, t + 256, ... of each 2048-element tile (coalesced).
+// Per tile a thread holds its 8 values in registers, forms their two-pass record (centre of the
+// 8, then the corrected Σ(x − centre)²) and Chan-merges it into its running record; the block
 // then reduces the 256 thread records with cub::BlockReduce (fixed order: deterministic).
 #include "kernels/moments/moments_cuda.hpp"
 
@@ -65,7 +65,8 @@ __device__ moments_state thread_chunk_moments(const unsigned char* bytes, int64_
   return acc;
 }
 
-__global__ void __launch_bounds__(block_threads)
+// At least 2 resident blocks per SM (≤ 128 registers, no spills with 8 items per thread).
+__global__ void __launch_bounds__(block_threads, 2)
     moments_chunks_kernel(device_batch batch, const int64_t* __restrict__ starts,
                           int64_t capacity, moments_state* __restrict__ partials) {
   using block_reduce = cub::BlockReduce<moments_state, block_threads>;
