@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# End-to-end tests of the `trialstat` CLI as a user runs it: exit codes, output shapes, rules
+# firing where the golden pathologies are, SageMaker rule configs, and bad input (corrupt, empty,
+# truncated and huge-length records, malformed index JSON) costing only the affected records.
+#   cli_test.sh <trialstat binary> <scratch dir>
+# Golden trials: $TRIALSTAT_SHARED_TRIALS (tests needing them are skipped when it is absent).
+set -uo pipefail
+bin=$1
+work=$2
+golden=${TRIALSTAT_SHARED_TRIALS:-}
+rm -rf "$work" && mkdir -p "$work"
+passed=0 failed=0 skipped=0
+
+ok() { passed=$((passed + 1)); echo "PASS: $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL: $1"; }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+# run NAME EXPECTED_EXIT CMD...: run, keep stdout/stderr in $work/NAME.{out,err}, check the exit.
+run() {
+  local name=$1 want=$2; shift 2
+  "$@" >"$work/$name.out" 2>"$work/$name.err"
+  local got=$?
+  if [[ $got == "$want" ]]; then ok "$name exits $want"; else bad "$name exits $got, expected $want: $(head -c 600 "$work/$name.err")"; fi
+}
+contains() { grep -qF -- "$2" "$work/$1"; }
+py() { python3 - "$@"; }
+
+# --- the example trainer + default rules (the README's main job) ------------------------------
+run example 0 "$bin" example --out "$work/exploding" --pathology exploding --steps 60 --width 16 --save-interval 1
+run example_rules 1 "$bin" rules "$work/exploding"
+check "ExplodingTensor fires on the example exploding trial" grep -Eq '^ExplodingTensor +IssuesFound' "$work/example_rules.out"
+run example_info 0 "$bin" info "$work/exploding"
+check "info names the backend and why" contains example_info.out "backend:"
+
+# --- usage errors --------------------------------------------------------------------------------
+run missing_trial 2 "$bin" stats "$work/does_not_exist"
+check "a missing trial is named" contains missing_trial.err "does_not_exist"
+run bad_format 2 "$bin" stats "$work/exploding" --format xml
+run bad_steps 2 "$bin" stats "$work/exploding" --steps 3:x
+run unknown_rule 2 "$bin" rules "$work/exploding" --rule NoSuchRule
+check "unknown rule named in the Error status" contains unknown_rule.out "NoSuchRule"
+run bad_param 2 "$bin" rules "$work/exploding" --rule VanishingGradient --param threshold=abc
+check "unparsable parameter is named" contains bad_param.out "threshold"
+run unknown_param 2 "$bin" rules "$work/exploding" --rule VanishingGradient --param thresold=1
+check "unknown parameter is named" contains unknown_param.out "thresold"
+run cuda_without_gpu 2 "$bin" stats "$work/exploding" --device cuda
+check "--device cuda without a device is an error, not a fallback" contains cuda_without_gpu.err "cuda"
+
+if [[ -z "$golden" || ! -d "$golden" ]]; then
+  skipped=$((skipped + 1))
+  echo "SKIP: golden trials not found (\$TRIALSTAT_SHARED_TRIALS); skipping golden CLI tests"
+else
+  # --- info ----------------------------------------------------------------------------------------
+  run info 0 "$bin" info "$golden/healthy_mlp"
+  check "info: workers" contains info.out "1 seen, 1 expected: worker_0"
+  check "info: global steps" contains info.out "GLOBAL 36 (0..115)"
+  check "info: TRAIN steps" contains info.out "TRAIN   20 (0..95)"
+
+  # --- stats --format json: one row per record, the golden keys and values ----------------------
+  run stats_json 0 "$bin" stats "$golden/healthy_mlp" --format json
+  check "stats json matches expected.json (rows, keys, values)" py "$work/stats_json.out" "$golden/healthy_mlp.expected.json" <<'PY'
+import json, math, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+expected = json.load(open(sys.argv[2]))
+want = {(t, r["step"], r["worker"]): r for t, b in expected["tensors"].items() for r in b["records"]}
+assert len(rows) == len(want) == expected["counts"]["value_records"], (len(rows), len(want))
+keys = ["tensor", "step", "mode", "mode_step", "worker", "dtype", "shape", "numel", "nan_count",
+        "pos_inf_count", "neg_inf_count", "zero_count", "min", "max", "mean", "variance", "std",
+        "sum", "l1", "l2", "linf", "mean_abs", "hist"]
+for row in rows:
+    assert all(k in row for k in keys), row.keys()
+    rec = want[(row["tensor"], row["step"], row["worker"])]
+    s = rec["stats"]
+    assert row["mode"] == rec["mode"] and row["mode_step"] == rec["mode_step"]
+    for k in ["dtype", "shape", "numel", "nan_count", "zero_count", "min", "max", "linf"]:
+        assert row[k] == s[k], (k, row[k], s[k])
+    assert abs(row["sum"] - s["sum"]) <= 1e-12 * s["l1"] + 1e-300
+    assert row["hist"]["counts"] == s["hist"]["counts"]
+ratios = {(r["tensor"], r["step"]): r["ratio"] for r in expected["weight_update_ratios"]}
+got = {(r["tensor"], r["step"]): r["update_ratio"]["ratio"] for r in rows if "update_ratio" in r}
+assert got.keys() == ratios.keys(), set(got) ^ set(ratios)
+for k, v in ratios.items():
+    assert math.isclose(got[k], v, rel_tol=1e-10), (k, got[k], v)
+PY
+  run stats_csv 0 "$bin" stats "$golden/healthy_mlp" --format csv --collection weights --steps 0:20
+  check "csv: header + 3 weights x 4 steps" test "$(wc -l <"$work/stats_csv.out")" -eq 13
+  run stats_regex 0 "$bin" stats "$golden/healthy_mlp" --format json --tensor-regex '^(?!gradient).*weight' --steps 5
+  check "regex with look-ahead selects the 3 weights at one step" test "$(wc -l <"$work/stats_regex.out")" -eq 3
+  run stats_dtypes 0 "$bin" stats "$golden/dtypes" --format json
+  check "dtypes: int8 read as signed, uint64 readable, empty tensors have counts" py "$work/stats_dtypes.out" <<'PY'
+import json, sys
+rows = {(r["tensor"], r["step"]): r for r in map(json.loads, open(sys.argv[1]))}
+assert rows[("dtype_int8_vec", 0)]["dtype"] == "int8" and rows[("dtype_int8_vec", 0)]["min"] < 0
+assert rows[("fw_uint64", 3)]["dtype"] == "uint64"
+empty = rows[("fw_empty_i64_2x0x3", 3)]
+assert empty["shape"] == [2, 0, 3] and empty["numel"] == 0 and empty["min"] is None
+PY
+  run stats_reductions 0 "$bin" stats "$golden/reductions_only" --format json --tensor-regex 'fc1.weight' --steps 5
+  check "reduction-only tensor: saved reductions listed, error says no raw value" py "$work/stats_reductions.out" <<'PY'
+import json, sys
+row = json.loads(open(sys.argv[1]).readline())
+assert len(row["saved_reductions"]) == 13 and "no raw value" in row["error"], row
+PY
+
+  # --- rules on the golden pathologies -------------------------------------------------------------
+  run rules_exploding 1 "$bin" rules "$golden/exploding" --rule ExplodingTensor --format json
+  check "ExplodingTensor: first finding at step 17 on the loss (+Inf)" py "$work/rules_exploding.out" <<'PY'
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+assert r["rule"] == "ExplodingTensor" and r["status"] == "IssuesFound"
+first = min(r["findings"], key=lambda f: f["step"])
+assert first["step"] == 17 and first["tensor"] == "MSELoss_output_0", first
+PY
+  run rules_vanishing 1 "$bin" rules "$golden/vanishing" --rule VanishingGradient
+  check "VanishingGradient fires on vanishing" grep -Eq '^VanishingGradient +IssuesFound' "$work/rules_vanishing.out"
+  run rules_dead 1 "$bin" rules "$golden/dead_relu" --rule DeadRelu --param tensor_regex='relu\d+_output'
+  check "DeadRelu fires on dead_relu" grep -Eq '^DeadRelu +IssuesFound' "$work/rules_dead.out"
+  run rules_healthy 0 "$bin" rules "$golden/healthy_mlp" --rule VanishingGradient --rule ExplodingTensor \
+      --rule DeadRelu --param tensor_regex='relu\d+_output' --rule WeightUpdateRatio --rule LossNotDecreasing
+  check "healthy_mlp: five rules quiet" test "$(grep -c NoIssuesFound "$work/rules_healthy.out")" -eq 5
+  cat >"$work/config.json" <<'JSON'
+[{"RuleConfigurationName": "zeros", "RuleParameters": {"rule_to_invoke": "AllZero", "collection_names": "relu_activations", "threshold": "95"}},
+ {"RuleConfigurationName": "grad", "RuleParameters": {"rule_to_invoke": "VanishingGradient", "threshold": "1e-20"}}]
+JSON
+  run rules_config 1 "$bin" rules "$golden/dead_relu" --config "$work/config.json" --format json
+  check "SageMaker config: both rules run with their configuration names" py "$work/rules_config.out" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["configuration_name"] for r in rows] == ["zeros", "grad"], rows
+assert rows[0]["status"] == "IssuesFound" and rows[1]["status"] == "NoIssuesFound"
+PY
+  run rules_no_selection 2 "$bin" rules "$golden/healthy_mlp" --rule AllZero
+  check "AllZero without a selection is an Error naming the rule" contains rules_no_selection.out "AllZero"
+
+  # --- bad input costs the affected records only ---------------------------------------------------
+  cp -r "$golden/healthy_mlp" "$work/corrupt"
+  ev() { printf '%s/corrupt/events/%012d/%012d_worker_0.tfevents' "$work" "$1" "$1"; }
+  head -c 5000 /dev/urandom >"$(ev 5)"                                   # random bytes
+  truncate -s 20000 "$(ev 10)"                                            # truncated tail
+  printf '\xff\xff\xff\xff\xff\xff\xff\x7f' | dd of="$(ev 15)" bs=1 seek=0 conv=notrunc status=none  # huge length
+  : >"$(ev 20)"                                                           # empty file
+  echo '{"meta": {"mode": "TRAIN", "mode_step"' >"$work/corrupt/index/000000000/000000000034_worker_0.json"  # malformed index
+  run corrupt_stats 0 timeout 60 "$bin" stats "$work/corrupt" --format json
+  check "corrupt: random bytes reported with the file name and byte offset" \
+      grep -q "000000000005_worker_0.tfevents.*byte" "$work/corrupt_stats.err"
+  check "corrupt: truncated tail reported" grep -q "000000000010_worker_0.tfevents" "$work/corrupt_stats.err"
+  check "corrupt: huge length reported" grep -q "000000000015_worker_0.tfevents" "$work/corrupt_stats.err"
+  check "corrupt: empty file reported" grep -q "000000000020_worker_0.tfevents" "$work/corrupt_stats.err"
+  check "corrupt: malformed index reported and its step still read by scanning" \
+      grep -q "000000000034_worker_0.json" "$work/corrupt_stats.err"
+  check "corrupt: untouched steps and the rescanned step are intact" py "$work/corrupt_stats.out" "$golden/healthy_mlp.expected.json" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+expected = json.load(open(sys.argv[2]))
+want = {(t, r["step"]): r["stats"] for t, b in expected["tensors"].items() for r in b["records"]}
+good = [r for r in rows if "error" not in r]
+bad_steps = {r["step"] for r in rows if "error" in r}
+assert bad_steps <= {5, 10, 15, 20}, bad_steps
+assert {r["step"] for r in good} >= {0, 25, 34, 115}
+for r in good:
+    assert r["min"] == want[(r["tensor"], r["step"])]["min"]
+    assert r["hist"]["counts"] == want[(r["tensor"], r["step"])]["hist"]["counts"]
+PY
+  run corrupt_rules 0 timeout 60 "$bin" rules "$work/corrupt" --rule ExplodingTensor
+fi
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[[ $failed == 0 ]]
