@@ -1,0 +1,691 @@
+// SPDX-License-Identifier: Apache-2.0
+// trialstat._core: the nanobind layer under the `trialstat` Python package. It exposes the
+// catalog (names, steps, workers, entries), single-record reads as numpy arrays, the statistics
+// pipeline as columns (numpy arrays owned by C++ buffers, no copies) and the rule runner. The
+// smdebug-shaped API (Trial, Tensor, exceptions, refresh semantics) is in trialstat/*.py.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "trialstat/io/read_tensor_record.hpp"
+#include "trialstat/pipeline/rule_runner.hpp"
+#include "trialstat/pipeline/statistics_pipeline.hpp"
+#include "trialstat/rules/rule_config.hpp"
+#include "trialstat/trial/catalog.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace trialstat::python {
+namespace {
+
+constexpr double nan_value = std::numeric_limits<double>::quiet_NaN();
+
+[[noreturn]] void raise(const status& s) { throw trialstat::error(s); }
+
+template <typename T>
+T unwrap(result<T>&& r) {
+  if (!r) raise(r.error_status());
+  return std::move(*r);
+}
+
+/// A 1-D numpy array that takes ownership of `values` (no copy).
+template <typename T>
+nb::object to_numpy(std::vector<T>&& values) {
+  auto* heap = new std::vector<T>(std::move(values));
+  nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  const std::size_t shape[1] = {heap->size()};
+  return nb::cast(nb::ndarray<nb::numpy, T, nb::ndim<1>>(heap->data(), 1, shape, owner));
+}
+
+/// numpy dtype of an element type; nullopt for string/invalid/bfloat16 (handled separately).
+std::optional<nb::dlpack::dtype> numpy_dtype(dtype t) {
+  using code = nb::dlpack::dtype_code;
+  const auto make = [](code c, int bits) {
+    return nb::dlpack::dtype{static_cast<uint8_t>(c), static_cast<uint8_t>(bits), 1};
+  };
+  switch (t) {
+    case dtype::float32: return make(code::Float, 32);
+    case dtype::float64: return make(code::Float, 64);
+    case dtype::float16: return make(code::Float, 16);
+    case dtype::int8: return make(code::Int, 8);
+    case dtype::int16: return make(code::Int, 16);
+    case dtype::int32: return make(code::Int, 32);
+    case dtype::int64: return make(code::Int, 64);
+    case dtype::uint8: return make(code::UInt, 8);
+    case dtype::uint16: return make(code::UInt, 16);
+    case dtype::uint32: return make(code::UInt, 32);
+    case dtype::uint64: return make(code::UInt, 64);
+    case dtype::boolean: return make(code::Bool, 8);
+    case dtype::complex64: return make(code::Complex, 64);
+    case dtype::complex128: return make(code::Complex, 128);
+    default: return std::nullopt;
+  }
+}
+
+/// An open trial: the catalog plus open event files for value reads.
+class py_trial {
+ public:
+  explicit py_trial(trial::catalog catalog) : catalog_(std::move(catalog)) {}
+
+  static std::unique_ptr<py_trial> open(const std::string& path, std::optional<int64_t> begin,
+                                        std::optional<int64_t> end) {
+    trial::catalog_options options;
+    options.range_begin = begin;
+    options.range_end = end;
+    return std::make_unique<py_trial>(unwrap(trial::catalog::open(path, options)));
+  }
+
+  const trial::catalog& catalog() const { return catalog_; }
+
+  std::size_t refresh() { return unwrap(catalog_.refresh()); }
+
+  std::vector<std::string> warnings() const {
+    std::vector<std::string> out;
+    for (const auto& w : catalog_.warnings()) {
+      out.push_back(fmt::format("{}: {}", w.file.string(), w.problem.to_string()));
+    }
+    return out;
+  }
+
+  trial::tensor_id tensor_id_of(const std::string& name) const {
+    auto id = catalog_.find_tensor(name);
+    if (!id) raise(status(error_code::not_found, fmt::format("tensor '{}' was not saved", name)));
+    return *id;
+  }
+
+  /// Names of the tensors with an entry at a global step (unsorted, unique).
+  std::vector<std::string> tensor_names_at(int64_t global_step) const {
+    std::vector<char> seen(catalog_.tensor_names().size(), 0);
+    std::vector<std::string> out;
+    for (const auto& e : catalog_.entries_at(global_step)) {
+      if (!seen[e.tensor]) {
+        seen[e.tensor] = 1;
+        out.emplace_back(catalog_.tensor_names()[e.tensor]);
+      }
+    }
+    return out;
+  }
+
+  /// Names of the tensors with an entry at any step of mode `m` (GLOBAL: every saved tensor).
+  std::vector<std::string> tensor_names_in_mode(int m) const {
+    std::vector<char> seen(catalog_.tensor_names().size(), 0);
+    std::vector<std::string> out;
+    for (const auto& info : catalog_.step_infos()) {
+      if (m != static_cast<int>(mode::global) && static_cast<int>(info.mode) != m) continue;
+      for (const auto& e : catalog_.entries_at(info.step)) {
+        if (!seen[e.tensor]) {
+          seen[e.tensor] = 1;
+          out.emplace_back(catalog_.tensor_names()[e.tensor]);
+        }
+      }
+    }
+    return out;
+  }
+
+  /// (global step, sorted worker names) for every global step where the tensor has an entry.
+  std::vector<std::pair<int64_t, std::vector<std::string>>> tensor_steps(const std::string& name) const {
+    const auto id = tensor_id_of(name);
+    std::vector<std::pair<int64_t, std::vector<std::string>>> out;
+    const auto sorted_workers = catalog_.sorted_worker_ids();
+    for (int64_t step : catalog_.tensor_steps(id)) {
+      std::vector<std::string> workers;
+      for (auto w : sorted_workers) {
+        if (catalog_.find_entry(id, step, w)) workers.emplace_back(catalog_.workers()[w]);
+      }
+      out.emplace_back(step, std::move(workers));
+    }
+    return out;
+  }
+
+  const trial::tensor_entry* find_entry(const std::string& name, int64_t step,
+                                        const std::string& worker) const {
+    const auto id = catalog_.find_tensor(name);
+    const auto w = catalog_.find_worker(worker);
+    if (!id || !w) return nullptr;
+    return catalog_.find_entry(*id, step, *w);
+  }
+
+  /// None, or {"raw": bool, "shape": tuple|None, "reductions": [(name, abs)]}.
+  nb::object entry_info(const std::string& name, int64_t step, const std::string& worker) const {
+    const auto* e = find_entry(name, step, worker);
+    if (!e) return nb::none();
+    nb::dict d;
+    d["raw"] = e->raw.has_value();
+    if (e->shape) {
+      nb::list dims;
+      for (auto v : *e->shape) dims.append(v);
+      d["shape"] = nb::tuple(dims);
+    } else {
+      d["shape"] = nb::none();
+    }
+    nb::list reductions;
+    for (const auto& r : e->reductions) {
+      reductions.append(nb::make_tuple(std::string(trial::reduction_name(r.op)), r.abs));
+    }
+    d["reductions"] = reductions;
+    return d;
+  }
+
+  /// The raw value (reduction = "") or a saved reduction of one entry, as a numpy array.
+  /// Strings come back as ("str", [bytes...], shape) for the Python layer to shape.
+  nb::object read(const std::string& name, int64_t step, const std::string& worker,
+                  const std::string& reduction, bool abs) {
+    const auto* e = find_entry(name, step, worker);
+    if (!e) {
+      raise(status(error_code::not_found,
+                   fmt::format("no entry for tensor '{}' at step {} of worker '{}'", name, step, worker)));
+    }
+    const trial::record_location* location = nullptr;
+    if (reduction.empty()) {
+      if (e->raw) location = &*e->raw;
+    } else {
+      const auto op = trial::parse_reduction(reduction);
+      for (const auto& r : e->reductions) {
+        if (op && r.op == *op && r.abs == abs) location = &r.location;
+      }
+    }
+    if (!location) {
+      raise(status(error_code::not_found,
+                   fmt::format("tensor '{}' at step {} of worker '{}' has no {} record", name, step,
+                               worker, reduction.empty() ? std::string("raw") : reduction)));
+    }
+    return read_location(*location);
+  }
+
+  nb::object read_location(const trial::record_location& location) {
+    auto it = readers_.find(location.event_file);
+    if (it == readers_.end()) {
+      auto reader =
+          unwrap(io::file_reader::open(catalog_.root() / catalog_.event_file(location.event_file)));
+      it = readers_.emplace(location.event_file, std::move(reader)).first;
+    }
+    // Fresh buffers per read so that the record bytes can become the array's memory.
+    auto buffers = std::make_unique<io::record_read_buffers>();
+    io::event_record record;
+    status s = io::read_tensor_record(it->second, location.start_bytes, location.length_bytes,
+                                      *buffers, record);
+    if (s.code() == error_code::truncated_record && it->second.refresh_size().ok()) {
+      s = io::read_tensor_record(it->second, location.start_bytes, location.length_bytes, *buffers,
+                                 record);
+    }
+    if (!s.ok()) raise(s);
+    return to_array(record, std::move(buffers));
+  }
+
+ private:
+  static nb::object to_array(const io::event_record& record,
+                             std::unique_ptr<io::record_read_buffers> buffers) {
+    nb::list dims;
+    for (auto v : record.shape) dims.append(v);
+    nb::tuple shape(dims);
+    if (record.type == dtype::string || (record.type == dtype::invalid && !record.strings.empty()) ||
+        (record.type == dtype::invalid && record.content.empty())) {
+      nb::list items;
+      for (auto sv : record.strings) items.append(nb::bytes(sv.data(), sv.size()));
+      return nb::make_tuple("str", items, shape);
+    }
+    std::vector<std::size_t> extents(record.shape.begin(), record.shape.end());
+    if (record.type == dtype::bfloat16) {
+      // numpy has no bfloat16: widen to float32 (exact).
+      auto* out = new std::vector<float>(static_cast<std::size_t>(record.num_elements));
+      for (int64_t i = 0; i < record.num_elements; ++i) {
+        uint16_t bits;
+        std::memcpy(&bits, record.content.data() + 2 * i, 2);
+        const uint32_t widened = static_cast<uint32_t>(bits) << 16;
+        std::memcpy(out->data() + i, &widened, 4);
+      }
+      nb::capsule owner(out, [](void* p) noexcept { delete static_cast<std::vector<float>*>(p); });
+      return nb::cast(nb::ndarray<nb::numpy, float>(out->data(), extents.size(), extents.data(),
+                                                   owner));
+    }
+    const auto np_type = numpy_dtype(record.type);
+    if (!np_type) {
+      raise(status(error_code::unsupported_dtype,
+                   fmt::format("tensor '{}': dtype {} has no numpy equivalent", record.tag,
+                               dtype_proto_name(record.type))));
+    }
+    const std::size_t element_bytes = dtype_size_bytes(record.type);
+    const std::byte* data = record.content.data();
+    const auto& bytes = buffers->bytes;
+    const bool inside = !bytes.empty() && data >= bytes.data() &&
+                        data + record.content.size() <= bytes.data() + bytes.size();
+    const bool aligned = reinterpret_cast<uintptr_t>(data) % element_bytes == 0;
+    if (inside && aligned && record.num_elements > 0) {
+      // Zero copy: the array views the record buffer, which the capsule owns.
+      auto* owned = buffers.release();
+      nb::capsule owner(owned, [](void* p) noexcept {
+        delete static_cast<io::record_read_buffers*>(p);
+      });
+      return nb::cast(nb::ndarray<nb::numpy>(const_cast<std::byte*>(data), extents.size(),
+                                             extents.data(), owner, nullptr, *np_type));
+    }
+    // Unaligned content (or typed-field scratch): one copy into an aligned buffer.
+    const std::size_t size = record.content.size();
+    auto* copy = new std::vector<uint64_t>((size + 7) / 8 + 2);  // 8-byte (16 for complex128 ok)
+    if (size) std::memcpy(copy->data(), data, size);
+    nb::capsule owner(copy, [](void* p) noexcept { delete static_cast<std::vector<uint64_t>*>(p); });
+    return nb::cast(nb::ndarray<nb::numpy>(copy->data(), extents.size(), extents.data(), owner,
+                                           nullptr, *np_type));
+  }
+
+  trial::catalog catalog_;
+  std::unordered_map<trial::file_id, io::file_reader> readers_;
+};
+
+// ---- statistics as columns ---------------------------------------------------------------
+
+/// Column builder shared by `statistics` (whole run) and `for_each_step` (one step at a time).
+struct stats_columns {
+  std::vector<uint32_t> tensor, worker;
+  std::vector<int64_t> step, mode_step;
+  std::vector<int8_t> mode;
+  std::vector<int32_t> type;
+  std::vector<bool> has_raw_flags;
+  std::vector<int64_t> numel, nan_count, pos_inf_count, neg_inf_count, zero_count;
+  std::vector<double> min, max, mean, variance, std_dev, sum, l1, l2, linf, mean_abs;
+  std::vector<double> update_ratio;
+  std::vector<int64_t> prev_step;
+  std::vector<std::pair<std::size_t, std::string>> errors;  // (row, message)
+  std::map<std::pair<int, bool>, std::vector<double>> reductions;
+  int histogram_bins = 0;
+  std::vector<int64_t> hist_counts;  // [rows × bins]
+  std::vector<double> hist_lo, hist_hi;
+  bool want_ratio = false;
+
+  std::size_t rows() const { return step.size(); }
+
+  void add(const plan::statistics_record& r) {
+    const std::size_t row = rows();
+    tensor.push_back(r.tensor);
+    worker.push_back(r.worker);
+    step.push_back(r.step);
+    mode_step.push_back(r.mode_step);
+    mode.push_back(static_cast<int8_t>(r.mode));
+    type.push_back(static_cast<int32_t>(r.type));
+    numel.push_back(r.num_elements);
+    const bool ok = r.raw_status.ok() && r.moments.has_value();
+    has_raw_flags.push_back(ok);
+    if (!r.raw_status.ok() && r.raw_status.code() != error_code::not_found) {
+      errors.emplace_back(row, r.raw_status.to_string());
+    }
+    if (ok) {
+      const auto& m = *r.moments;
+      nan_count.push_back(m.nan_count);
+      pos_inf_count.push_back(m.pos_inf_count);
+      neg_inf_count.push_back(m.neg_inf_count);
+      zero_count.push_back(m.zero_count);
+      const bool finite = m.has_finite();
+      min.push_back(finite ? m.min : nan_value);
+      max.push_back(finite ? m.max : nan_value);
+      mean.push_back(finite ? m.mean : nan_value);
+      variance.push_back(finite ? m.variance() : nan_value);
+      std_dev.push_back(finite ? m.std_dev() : nan_value);
+      sum.push_back(finite ? m.sum : nan_value);
+      l1.push_back(finite ? m.sum_abs : nan_value);
+      l2.push_back(finite ? m.l2() : nan_value);
+      linf.push_back(finite ? m.max_abs : nan_value);
+      mean_abs.push_back(finite ? m.mean_abs() : nan_value);
+    } else {
+      for (auto* v : {&nan_count, &pos_inf_count, &neg_inf_count, &zero_count}) v->push_back(-1);
+      for (auto* v : {&min, &max, &mean, &variance, &std_dev, &sum, &l1, &l2, &linf, &mean_abs}) {
+        v->push_back(nan_value);
+      }
+    }
+    if (want_ratio) {
+      if (ok && !r.previous.empty() && r.previous.front().shape_matches) {
+        const auto& p = r.previous.front();
+        update_ratio.push_back(p.result.diff_l2() / (p.result.previous_l2() + 1e-9));
+        prev_step.push_back(p.previous_step);
+      } else {
+        update_ratio.push_back(nan_value);
+        prev_step.push_back(-1);
+      }
+    }
+    for (const auto& red : r.saved_reductions) {
+      auto& column = reductions[{static_cast<int>(red.op), red.abs}];
+      column.resize(row, nan_value);
+      column.push_back(red.value);
+    }
+    if (histogram_bins > 0) {
+      if (ok && r.histogram && r.histogram->bins == histogram_bins) {
+        hist_counts.insert(hist_counts.end(), r.histogram->counts.begin(), r.histogram->counts.end());
+        hist_lo.push_back(r.histogram->lo);
+        hist_hi.push_back(r.histogram->hi);
+      } else {
+        hist_counts.insert(hist_counts.end(), static_cast<std::size_t>(histogram_bins), 0);
+        hist_lo.push_back(nan_value);
+        hist_hi.push_back(nan_value);
+      }
+    }
+  }
+
+  /// Hand every column to numpy (moves the buffers; the builder is empty afterwards).
+  nb::dict to_dict() {
+    nb::dict d;
+    const std::size_t n = rows();
+    d["tensor_id"] = to_numpy(std::move(tensor));
+    d["worker_id"] = to_numpy(std::move(worker));
+    d["step"] = to_numpy(std::move(step));
+    d["mode"] = to_numpy(std::move(mode));
+    d["mode_step"] = to_numpy(std::move(mode_step));
+    d["dtype_id"] = to_numpy(std::move(type));
+    std::vector<uint8_t> raw(has_raw_flags.begin(), has_raw_flags.end());
+    d["has_raw"] = to_numpy(std::move(raw));
+    d["numel"] = to_numpy(std::move(numel));
+    d["nan_count"] = to_numpy(std::move(nan_count));
+    d["pos_inf_count"] = to_numpy(std::move(pos_inf_count));
+    d["neg_inf_count"] = to_numpy(std::move(neg_inf_count));
+    d["zero_count"] = to_numpy(std::move(zero_count));
+    d["min"] = to_numpy(std::move(min));
+    d["max"] = to_numpy(std::move(max));
+    d["mean"] = to_numpy(std::move(mean));
+    d["variance"] = to_numpy(std::move(variance));
+    d["std"] = to_numpy(std::move(std_dev));
+    d["sum"] = to_numpy(std::move(sum));
+    d["l1"] = to_numpy(std::move(l1));
+    d["l2"] = to_numpy(std::move(l2));
+    d["linf"] = to_numpy(std::move(linf));
+    d["mean_abs"] = to_numpy(std::move(mean_abs));
+    if (want_ratio) {
+      d["update_ratio"] = to_numpy(std::move(update_ratio));
+      d["prev_step"] = to_numpy(std::move(prev_step));
+    }
+    for (auto& [key, column] : reductions) {
+      column.resize(n, nan_value);
+      const auto name = std::string(trial::reduction_name(static_cast<trial::reduction_op>(key.first)));
+      d[nb::str(("reduction_" + std::string(key.second ? "abs_" : "") + name).c_str())] =
+          to_numpy(std::move(column));
+    }
+    if (histogram_bins > 0) {
+      auto* heap = new std::vector<int64_t>(std::move(hist_counts));
+      nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<int64_t>*>(p); });
+      const std::size_t shape[2] = {n, static_cast<std::size_t>(histogram_bins)};
+      d["hist_counts"] = nb::cast(nb::ndarray<nb::numpy, int64_t, nb::ndim<2>>(heap->data(), 2, shape, owner));
+      d["hist_lo"] = to_numpy(std::move(hist_lo));
+      d["hist_hi"] = to_numpy(std::move(hist_hi));
+    }
+    nb::list error_list;
+    for (auto& [row, message] : errors) error_list.append(nb::make_tuple(row, message));
+    d["errors"] = error_list;
+    const int bins = histogram_bins;
+    const bool ratio = want_ratio;
+    *this = stats_columns{};
+    histogram_bins = bins;
+    want_ratio = ratio;
+    return d;
+  }
+};
+
+struct stats_request {
+  std::vector<uint32_t> tensors;
+  std::vector<uint32_t> ratio_tensors;
+  std::optional<int64_t> step_begin, step_end;
+  std::string device = "auto";
+  int histogram_bins = 0;
+  bool saved_reductions = true;
+};
+
+pipeline::pipeline_options make_options(const std::string& device, std::optional<int64_t> begin,
+                                        std::optional<int64_t> end) {
+  const auto choice = unwrap(pipeline::parse_device_choice(device));
+  const auto resolved = unwrap(pipeline::resolve_backend(choice));
+  pipeline::pipeline_options options;
+  options.backend = resolved.backend;
+  options.step_begin = begin;
+  options.step_end = end;
+  return options;
+}
+
+plan::read_plan make_plan(const trial::catalog& cat, const stats_request& req) {
+  plan::read_plan plan;
+  const auto num_tensors = cat.tensor_names().size();
+  for (auto id : req.tensors) {
+    if (id >= num_tensors) raise(status(error_code::invalid_argument, "tensor id out of range"));
+    plan::tensor_request request;
+    request.moments = true;
+    request.histogram_bins = req.histogram_bins;
+    request.saved_reductions = req.saved_reductions;
+    plan.request(id, request);
+  }
+  for (auto id : req.ratio_tensors) {
+    if (id >= num_tensors) raise(status(error_code::invalid_argument, "tensor id out of range"));
+    plan::tensor_request request;
+    request.moments = true;
+    request.histogram_bins = req.histogram_bins;
+    request.saved_reductions = req.saved_reductions;
+    request.history_depth = 1;
+    plan.request(id, request);
+  }
+  return plan;
+}
+
+nb::dict statistics(py_trial& t, const stats_request& req) {
+  const auto options = make_options(req.device, req.step_begin, req.step_end);
+  const auto plan = make_plan(t.catalog(), req);
+  stats_columns columns;
+  columns.histogram_bins = req.histogram_bins;
+  columns.want_ratio = !req.ratio_tensors.empty();
+  pipeline::pipeline_counters counters;
+  {
+    nb::gil_scoped_release release;
+    auto run = pipeline::run_statistics(t.catalog(), plan, options, [&](const plan::step_statistics& s) {
+      for (const auto& r : s.records) columns.add(r);
+    });
+    if (!run) {
+      nb::gil_scoped_acquire acquire;
+      raise(run.error_status());
+    }
+    counters = *run;
+  }
+  nb::dict d = columns.to_dict();
+  nb::dict c;
+  c["steps"] = counters.steps;
+  c["records"] = counters.records;
+  c["failed_records"] = counters.failed_records;
+  c["bytes_read"] = counters.bytes_read;
+  c["tensor_bytes"] = counters.tensor_bytes;
+  d["counters"] = c;
+  return d;
+}
+
+/// Run the pipeline and call `callback(step, mode, mode_step, columns)` once per saved step.
+/// A Python exception from the callback stops further calls and is re-raised at the end.
+void for_each_step(py_trial& t, const stats_request& req, nb::callable callback) {
+  const auto options = make_options(req.device, req.step_begin, req.step_end);
+  const auto plan = make_plan(t.catalog(), req);
+  stats_columns columns;
+  columns.histogram_bins = req.histogram_bins;
+  columns.want_ratio = !req.ratio_tensors.empty();
+  std::optional<nb::python_error> failure;
+  auto run = pipeline::run_statistics(t.catalog(), plan, options, [&](const plan::step_statistics& s) {
+    if (failure) return;
+    for (const auto& r : s.records) columns.add(r);
+    try {
+      callback(s.step, static_cast<int>(s.mode), s.mode_step, columns.to_dict());
+    } catch (nb::python_error& e) {
+      failure.emplace(std::move(e));
+    }
+  });
+  if (failure) throw std::move(*failure);
+  if (!run) raise(run.error_status());
+}
+
+// ---- rules --------------------------------------------------------------------------------
+
+nb::list evaluate_rules(py_trial& t,
+                        const std::vector<std::tuple<std::string, std::string,
+                                                     std::map<std::string, std::string>>>& specs,
+                        const std::string& device, std::optional<int64_t> begin,
+                        std::optional<int64_t> end) {
+  const auto options = make_options(device, begin, end);
+  std::vector<pipeline::rule_invocation> invocations;
+  for (const auto& [configuration_name, rule_name, params] : specs) {
+    pipeline::rule_invocation inv;
+    inv.configuration_name = configuration_name.empty() ? rule_name : configuration_name;
+    auto made = rules::make_rule(rule_name, params);
+    if (made) {
+      inv.rule = std::move(*made);
+    } else {
+      inv.error = made.error_status();
+    }
+    invocations.push_back(std::move(inv));
+  }
+  std::vector<pipeline::rule_result> results;
+  {
+    nb::gil_scoped_release release;
+    auto run = pipeline::evaluate_rules(t.catalog(), invocations, options);
+    if (!run) {
+      nb::gil_scoped_acquire acquire;
+      raise(run.error_status());
+    }
+    results = std::move(*run);
+  }
+  nb::list out;
+  for (const auto& r : results) {
+    nb::list findings;
+    for (const auto& f : r.findings) {
+      findings.append(nb::make_tuple(f.rule, f.step, static_cast<int>(f.mode), f.mode_step,
+                                     f.tensor, f.worker, f.value, f.message));
+    }
+    out.append(nb::make_tuple(r.configuration_name, r.rule_name,
+                              std::string(rules::rule_status_name(r.status)), r.status_details,
+                              findings));
+  }
+  return out;
+}
+
+std::vector<std::tuple<std::string, std::string, std::map<std::string, std::string>>>
+parse_rule_config(const std::string& text, const std::string& source) {
+  auto entries = unwrap(rules::parse_rule_config(text, source));
+  std::vector<std::tuple<std::string, std::string, std::map<std::string, std::string>>> out;
+  for (auto& e : entries) out.emplace_back(e.configuration_name, e.rule_name, e.parameters);
+  return out;
+}
+
+}  // namespace
+}  // namespace trialstat::python
+
+NB_MODULE(_core, m) {
+  using namespace trialstat;
+  using namespace trialstat::python;
+  m.doc() = "trialstat native core (catalog, record reads, statistics pipeline, rules)";
+
+  static nb::exception<trialstat::error> core_error(m, "Error");
+  (void)core_error;
+
+  nb::class_<py_trial>(m, "Catalog")
+      .def_static("open", &py_trial::open, "path"_a, "range_begin"_a = nb::none(),
+                  "range_end"_a = nb::none())
+      .def("refresh", &py_trial::refresh)
+      .def("warnings", &py_trial::warnings)
+      .def_prop_ro("root", [](const py_trial& t) { return t.catalog().root().string(); })
+      .def("tensor_names", [](const py_trial& t) {
+        return std::vector<std::string>(t.catalog().tensor_names().begin(), t.catalog().tensor_names().end());
+      })
+      .def("find_tensor", [](const py_trial& t, const std::string& n) { return t.catalog().find_tensor(n); })
+      .def("workers", [](const py_trial& t) {
+        return std::vector<std::string>(t.catalog().workers().begin(), t.catalog().workers().end());
+      })
+      .def("steps", [](const py_trial& t, int m, bool incomplete) {
+        return t.catalog().steps(static_cast<mode>(m), incomplete);
+      }, "mode"_a, "include_incomplete"_a)
+      .def("step_table", [](const py_trial& t) {
+        std::vector<std::tuple<int64_t, int, int64_t, int>> out;
+        for (const auto& s : t.catalog().step_infos()) {
+          out.emplace_back(s.step, static_cast<int>(s.mode), s.mode_step, static_cast<int>(s.workers.size()));
+        }
+        return out;
+      })
+      .def("step_workers", [](const py_trial& t, int64_t step) {
+        std::vector<std::string> out;
+        if (const auto* info = t.catalog().find_step(step)) {
+          for (auto w : info->workers) out.emplace_back(t.catalog().workers()[w]);
+        }
+        return out;
+      })
+      .def("global_step", [](const py_trial& t, int m, int64_t ms) {
+        return t.catalog().global_step(static_cast<mode>(m), ms);
+      })
+      .def("modes", [](const py_trial& t) {
+        std::vector<int> out;
+        for (auto m : t.catalog().modes()) out.push_back(static_cast<int>(m));
+        return out;
+      })
+      .def("num_workers", [](const py_trial& t) { return t.catalog().num_workers(); })
+      .def("training_ended", [](const py_trial& t) { return t.catalog().training_ended(); })
+      .def("is_complete", [](const py_trial& t, int64_t s) { return t.catalog().is_complete(s); })
+      .def("last_complete_step", [](const py_trial& t) { return t.catalog().last_complete_step(); })
+      .def("num_entries", [](const py_trial& t) { return t.catalog().entries().size(); })
+      .def("tensor_names_at", &py_trial::tensor_names_at)
+      .def("tensor_names_in_mode", &py_trial::tensor_names_in_mode)
+      .def("tensor_steps", &py_trial::tensor_steps)
+      .def("entry", &py_trial::entry_info)
+      .def("read", &py_trial::read, "tensor"_a, "step"_a, "worker"_a, "reduction"_a = "",
+           "abs"_a = false)
+      .def("collections", [](const py_trial& t) {
+        nb::list out;
+        for (const auto& c : t.catalog().collections()) {
+          nb::dict d;
+          d["name"] = c.name;
+          d["include_regex"] = c.include_regex;
+          d["tensor_names"] = c.tensor_names;
+          d["save_raw_tensor"] = c.save_raw_tensor;
+          d["save_shape"] = c.save_shape;
+          d["reductions"] = c.reductions;
+          out.append(d);
+        }
+        return out;
+      })
+      .def("select", [](const py_trial& t, const std::vector<std::string>& collections,
+                        const std::vector<std::string>& regexes) {
+        return unwrap(t.catalog().select(collections, regexes));
+      })
+      .def("in_collection", [](const py_trial& t, uint32_t id, const std::string& c) {
+        return t.catalog().in_collection(id, c);
+      })
+      .def("statistics", [](py_trial& t, std::vector<uint32_t> tensors, std::vector<uint32_t> ratio_tensors,
+                            std::optional<int64_t> begin, std::optional<int64_t> end,
+                            const std::string& device, int bins, bool saved_reductions) {
+        stats_request req{std::move(tensors), std::move(ratio_tensors), begin, end, device, bins, saved_reductions};
+        return statistics(t, req);
+      }, "tensors"_a, "ratio_tensors"_a, "step_begin"_a.none(), "step_end"_a.none(), "device"_a,
+         "histogram_bins"_a, "saved_reductions"_a)
+      .def("for_each_step", [](py_trial& t, std::vector<uint32_t> tensors, std::vector<uint32_t> ratio_tensors,
+                               std::optional<int64_t> begin, std::optional<int64_t> end,
+                               const std::string& device, int bins, bool saved_reductions,
+                               nb::callable callback) {
+        stats_request req{std::move(tensors), std::move(ratio_tensors), begin, end, device, bins, saved_reductions};
+        for_each_step(t, req, std::move(callback));
+      }, "tensors"_a, "ratio_tensors"_a, "step_begin"_a.none(), "step_end"_a.none(), "device"_a,
+         "histogram_bins"_a, "saved_reductions"_a, "callback"_a)
+      .def("evaluate_rules", &evaluate_rules, "rules"_a, "device"_a, "step_begin"_a.none(), "step_end"_a.none());
+
+  m.def("parse_rule_config", &parse_rule_config, "text"_a, "source"_a = "<rule config>");
+  m.def("builtin_rule_names", &rules::builtin_rule_names);
+  m.def("dtype_name", [](int t) { return std::string(dtype_name(static_cast<dtype>(t))); });
+  m.def("backend_for", [](const std::string& device) {
+    const auto choice = unwrap(pipeline::parse_device_choice(device));
+    const auto resolved = unwrap(pipeline::resolve_backend(choice));
+    return std::make_pair(std::string(stats::backend_name(resolved.backend)), resolved.reason);
+  });
+}

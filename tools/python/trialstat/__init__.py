@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: Apache-2.0
+"""trialstat: read smdebug trials with smdebug's analysis API, fast batched statistics and rules.
+
+    import trialstat
+    trial = trialstat.create_trial("path/to/trial")
+    trial.tensor_names(collection="weights")
+    trial.tensor("MLP_fc1.weight").value(10)                 # numpy array
+    trial.stats(collection="gradients")                      # DataFrame / dict of numpy columns
+    trialstat.rules.evaluate(trial, [("VanishingGradient", {"threshold": "1e-6"})])
+
+See tools/python/README.md for the API and the documented differences from smdebug.
+"""
+from . import exceptions, modes, rules
+from .exceptions import *  # noqa: F401,F403
+from .modes import ModeKeys
+from .tensor import Tensor
+from .trial import Collection, LocalTrial, StepState, Trial, create_trial, no_refresh, refresh
+
+__version__ = "0.1.0"
+
+__all__ = ["create_trial", "Trial", "LocalTrial", "Tensor", "Collection", "StepState", "ModeKeys",
+           "modes", "exceptions", "rules", "no_refresh", "refresh", "backend"] + exceptions.__all__
+
+
+def backend(device="auto"):
+    """(backend name, reason) that ``device`` resolves to on this machine."""
+    from . import _core
+    return tuple(_core.backend_for(device))

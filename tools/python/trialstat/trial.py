@@ -1,0 +1,551 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The trial object: smdebug 1.0.34's analysis API (spec/TRIAL_API.md §1-§4, §9) over the
+trialstat catalog, plus batched statistics (``Trial.stats``) that smdebug lacks.
+
+Where trialstat differs from smdebug on purpose (each is a smdebug bug or quirk; see
+tools/python/README.md "Differences from smdebug"):
+  * int8 tensors are int8 (smdebug: uint8). ``create_trial(..., int8_as_uint8=True)`` mimics smdebug.
+  * A raw tensor saved together with a shape record is returned (smdebug hides it).
+  * int16/uint16/uint32/uint64/complex64 and empty tensors are readable.
+  * Completeness is exact (all ``num_workers`` wrote the step, or training ended).
+  * ``tensor_names(mode=M)`` for a mode without data, and ``tensor_names(step=s, mode=M)`` for an
+    unknown mode step, return [] (smdebug raises KeyError).
+  * A finished trial is final as soon as it is opened (no 1 s end-of-training delay; set
+    TRIALSTAT_TRAINING_END_DELAY_REFRESH=<seconds> to wait and refresh once more, as smdebug does).
+  * ``wait_for_steps`` leaves automatic refresh as it found it (smdebug turns it off).
+"""
+import bisect
+import contextlib
+import os
+import re
+import time
+from enum import Enum
+
+import numpy as np
+
+from . import _core
+from .exceptions import (MissingCollectionFiles, NoMoreData, StepUnavailable, TensorUnavailable,
+                         SMDebugNotImplementedError, from_core_error)
+from .modes import GLOBAL, ModeKeys, to_mode
+from .tensor import Tensor
+
+__all__ = ["Trial", "LocalTrial", "create_trial", "StepState", "Collection", "no_refresh",
+           "refresh"]
+
+_POLL_SECONDS = float(os.environ.get("TRIALSTAT_POLL_SECONDS", "2"))
+
+_STAT_COLUMNS = ["numel", "nan_count", "pos_inf_count", "neg_inf_count", "zero_count", "min",
+                 "max", "mean", "variance", "std", "sum", "l1", "l2", "linf", "mean_abs"]
+
+
+class StepState(Enum):
+    """smdebug.core.tensor.StepState."""
+    UNAVAILABLE = 0
+    AVAILABLE = 1
+    NOT_YET_AVAILABLE = 2
+
+
+class Collection:
+    """A collection from the collections file (FORMAT §8): ``name``, ``include_regex``,
+    ``tensor_names`` (a set) and the reduction config fields trialstat keeps."""
+
+    def __init__(self, name, include_regex=(), tensor_names=(), save_raw_tensor=True,
+                 save_shape=False, reductions=""):
+        self.name = name
+        self.include_regex = list(include_regex)
+        self.tensor_names = set(tensor_names)
+        self.save_raw_tensor = save_raw_tensor
+        self.save_shape = save_shape
+        self.reductions = reductions
+
+    @property
+    def include_regex_patterns(self):
+        return [re.compile(r) for r in self.include_regex]
+
+    def has_tensor_name(self, name):
+        return name in self.tensor_names
+
+    def __repr__(self):
+        return (f"<Collection {self.name}: include_regex={self.include_regex}, "
+                f"tensor_names={sorted(self.tensor_names)}>")
+
+
+def _flatten(items):
+    if isinstance(items, (str, bytes)):
+        return [items]
+    out = []
+    for item in items:
+        out.extend(_flatten(item))
+    return out
+
+
+def _core_call(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except _core.Error as e:
+        raise from_core_error(e) from None
+
+
+class Trial:
+    """A local smdebug trial. Create it with :func:`create_trial`."""
+
+    def __init__(self, path, name=None, range_steps=None, cache=False, check=False,
+                 parallel=True, index_mode=True, int8_as_uint8=False,
+                 wait_for_collections=True):
+        path = path.strip()
+        if path.startswith("s3://"):
+            raise SMDebugNotImplementedError("trialstat reads local trials only (no S3 yet)")
+        self.path = os.path.expanduser(path)
+        self.name = name if name is not None else os.path.basename(self.path)
+        begin = end = None
+        if range_steps is not None:
+            assert len(range_steps) == 2
+            begin, end = range_steps
+            if begin is not None:
+                assert begin >= 0, "range_steps begin must be >= 0"
+            if begin is not None and end is not None:
+                assert end > begin, "range_steps end must be > begin"
+        self.range_steps = range_steps
+        self.cache = cache
+        self.check = check
+        self.parallel = parallel
+        self.index_mode = index_mode
+        self.int8_as_uint8 = int8_as_uint8
+        self.dynamic_refresh = True
+        self.loaded_all_steps = False
+        self._core = _core_call(_core.Catalog.open, self.path, begin, end)
+        self._generation = 0
+        self._tensors = {}
+        self._value_cache = {}
+        self._reset_caches()
+        if wait_for_collections:
+            self._wait_for_collections()
+        self._note_end_of_training()
+
+    # ---- loading and refresh (TRIAL_API §2) -----------------------------------------------
+    def _reset_caches(self):
+        self._generation += 1
+        self._step_table = None
+        self._mode_to_global = None
+        self._steps_cache = {}
+        self._names_cache = {}
+        self._collections = None
+
+    def _wait_for_collections(self):
+        while not self._core.collections():
+            if self._core.training_ended():
+                raise MissingCollectionFiles()
+            time.sleep(_POLL_SECONDS)
+            self._refresh_now()
+
+    def _note_end_of_training(self):
+        if self.loaded_all_steps or not self._core.training_ended():
+            return
+        delay = float(os.environ.get("TRIALSTAT_TRAINING_END_DELAY_REFRESH", "0"))
+        if delay > 0:
+            time.sleep(delay)
+            if _core_call(self._core.refresh):
+                self._reset_caches()
+        self.loaded_all_steps = True
+
+    def _refresh_now(self):
+        if self.loaded_all_steps:
+            return
+        if _core_call(self._core.refresh):
+            self._reset_caches()
+        self._note_end_of_training()
+
+    def refresh(self):
+        """Load index/event files written since the last look (live trials)."""
+        self._refresh_now()
+
+    def maybe_refresh(self, name=None):
+        if self.dynamic_refresh and not self.loaded_all_steps:
+            self._refresh_now()
+
+    @property
+    def last_complete_step(self):
+        return self._core.last_complete_step()
+
+    @property
+    def num_workers(self):
+        return self._core.num_workers()
+
+    def has_training_ended(self):
+        return self._core.training_ended()
+
+    # ---- steps and modes ------------------------------------------------------------------
+    def _table(self):
+        if self._step_table is None:
+            table = {}
+            mode_to_global = {}
+            for step, mode, mode_step, _ in self._core.step_table():
+                m = ModeKeys(mode)
+                table[step] = (m, mode_step)
+                mode_to_global.setdefault(m, {})[mode_step] = step
+            self._step_table = table
+            self._mode_to_global = mode_to_global
+        return self._step_table
+
+    def steps(self, mode=GLOBAL, show_incomplete_steps=False):
+        """Sorted saved steps (mode steps for a mode other than GLOBAL); complete ones only
+        unless ``show_incomplete_steps``."""
+        self.maybe_refresh()
+        return list(self._steps(to_mode(mode), show_incomplete_steps))
+
+    def _steps(self, mode, incomplete):
+        key = (mode, bool(incomplete))
+        if key not in self._steps_cache:
+            self._steps_cache[key] = self._core.steps(mode.value, bool(incomplete))
+        return self._steps_cache[key]
+
+    def workers(self):
+        self.maybe_refresh()
+        return sorted(self._core.workers())
+
+    def modes(self):
+        """Modes other than GLOBAL seen so far."""
+        return [ModeKeys(m) for m in self._core.modes() if m != GLOBAL.value]
+
+    def mode_modestep(self, global_step):
+        entry = self._table().get(global_step)
+        if entry is None:
+            self.maybe_refresh()
+            entry = self._table().get(global_step)
+        return entry if entry is not None else (None, None)
+
+    def mode(self, global_step):
+        return self.mode_modestep(global_step)[0]
+
+    def mode_step(self, global_step):
+        return self.mode_modestep(global_step)[1]
+
+    def global_step(self, mode, mode_step):
+        mode = to_mode(mode)
+        if mode == GLOBAL:
+            return mode_step
+        self._table()
+        step = self._mode_to_global.get(mode, {}).get(mode_step)
+        if step is None:
+            self.maybe_refresh()
+            self._table()
+            step = self._mode_to_global.get(mode, {}).get(mode_step)
+        return step
+
+    # ---- completeness and waiting (TRIAL_API §3-§4) ---------------------------------------
+    def _global_of(self, step, mode):
+        return step if mode == GLOBAL else self._mode_to_global_lookup(mode, step)
+
+    def _mode_to_global_lookup(self, mode, mode_step):
+        self._table()
+        return self._mode_to_global.get(mode, {}).get(mode_step)
+
+    def _step_state(self, step, mode):
+        saved = self._steps(mode, True)
+        i = bisect.bisect_left(saved, step)
+        if i < len(saved) and saved[i] == step:
+            g = self._global_of(step, mode)
+            complete = self.loaded_all_steps or self._core.is_complete(g)
+            return StepState.AVAILABLE if complete else StepState.NOT_YET_AVAILABLE
+        if i < len(saved):
+            g = self._global_of(saved[i], mode)
+            complete = self.loaded_all_steps or self._core.is_complete(g)
+            return StepState.UNAVAILABLE if complete else StepState.NOT_YET_AVAILABLE
+        return StepState.UNAVAILABLE if self.loaded_all_steps else StepState.NOT_YET_AVAILABLE
+
+    def has_passed_step(self, step, mode=GLOBAL):
+        """AVAILABLE, UNAVAILABLE (skipped / never saved) or NOT_YET_AVAILABLE (TRIAL_API §4,
+        with exact completeness)."""
+        self.maybe_refresh()
+        return self._step_state(step, to_mode(mode))
+
+    def wait_for_steps(self, required_steps, mode=GLOBAL):
+        """Block until every step is available. Raises StepUnavailable for a step that was
+        skipped, NoMoreData for a step beyond the last one of a finished training."""
+        mode = to_mode(mode)
+        for step in required_steps:
+            while True:
+                self._refresh_now()
+                state = self._step_state(step, mode)
+                if state == StepState.AVAILABLE:
+                    break
+                if state == StepState.UNAVAILABLE:
+                    if not self.loaded_all_steps:
+                        raise StepUnavailable(step, mode)
+                    saved = self._steps(mode, True)
+                    last_step = saved[-1] if saved else -1
+                    if step < last_step:
+                        raise StepUnavailable(step, mode)
+                    raise NoMoreData(step, mode, last_step)
+                time.sleep(_POLL_SECONDS)
+
+    # ---- names and collections (TRIAL_API §9) ---------------------------------------------
+    def collections(self):
+        if self._collections is None:
+            self._collections = {
+                c["name"]: Collection(c["name"], c["include_regex"], c["tensor_names"],
+                                      c["save_raw_tensor"], c["save_shape"], c["reductions"])
+                for c in self._core.collections()}
+        return self._collections
+
+    def collection(self, name):
+        cols = self.collections()
+        if name not in cols:
+            cols[name] = Collection(name)
+        return cols[name]
+
+    def _names_base(self, step, mode):
+        if step is None:
+            key = ("mode", mode)
+            if key not in self._names_cache:
+                self._names_cache[key] = set(self._core.tensor_names_in_mode(mode.value))
+            return self._names_cache[key]
+        g = self._global_of(step, mode)
+        if g is None:
+            return set()
+        return set(self._core.tensor_names_at(g))
+
+    def tensor_names(self, show_prefixed_tensors=False, *, step=None, mode=GLOBAL, regex=None,
+                     collection=None):
+        """Sorted tensor names: all, those of a mode, or those at a step; filtered by ``regex``
+        (str or list, Python re.search) or ``collection`` (name or Collection)."""
+        self.maybe_refresh()
+        mode = to_mode(mode)
+        names = self._names_base(step, mode)
+        if regex is not None and collection is not None:
+            raise ValueError("Only one of `regex` or `collection` can be passed to this method")
+        if regex is not None:
+            patterns = [re.compile(r) for r in _flatten(regex)]
+            names = {n for n in names if any(p.search(n) for p in patterns)}
+        elif collection is not None:
+            c = collection if isinstance(collection, Collection) or hasattr(collection, "include_regex") \
+                else self.collection(collection)
+            patterns = [re.compile(r) for r in c.include_regex]
+            listed = set(c.tensor_names)
+            names = {n for n in names if n in listed or any(p.search(n) for p in patterns)}
+        return sorted(names)
+
+    def has_tensor(self, tname):
+        if self._core.find_tensor(tname) is None:
+            self.maybe_refresh()
+        return self._core.find_tensor(tname) is not None
+
+    def tensor(self, tname):
+        if not self.has_tensor(tname):
+            raise TensorUnavailable(tname)
+        t = self._tensors.get(tname)
+        if t is None:
+            t = self._tensors[tname] = Tensor(tname, self)
+        return t
+
+    # ---- batched statistics ---------------------------------------------------------------
+    def _select_ids(self, collection, regex):
+        collections = [] if collection is None else _flatten(
+            [c.name if isinstance(c, Collection) else c
+             for c in ([collection] if isinstance(collection, (str, Collection)) else collection)])
+        regexes = [] if regex is None else _flatten(regex)
+        if not collections and not regexes:
+            return [self._core.find_tensor(n) for n in sorted(self._core.tensor_names())]
+        return _core_call(self._core.select, collections, regexes)
+
+    def stats(self, collection=None, regex=None, steps=None, mode=None, device="auto",
+              update_ratio=None, histogram_bins=0, saved_reductions=True, as_frame=None):
+        """Statistics of every (tensor, step, worker) in one pass over the event files.
+
+        Selection: ``collection`` (name(s)) ∪ ``regex`` (pattern(s), re.search); neither = all.
+        ``steps``: global steps — None (all), an int, ``(begin, end)`` (half-open, either None),
+        a ``range`` or an iterable of steps. ``mode`` keeps rows of that mode only.
+        ``update_ratio``: None → for tensors of the ``weights``/``biases`` collections, True →
+        every selected tensor, False → none; the ratio ‖W_s − W_prev‖₂ / (‖W_prev‖₂ + 1e-9) is
+        against the tensor's previous saved step (same worker), column ``prev_step``.
+        ``histogram_bins`` > 0 adds ``hist_counts`` [rows, bins], ``hist_lo``, ``hist_hi``.
+        ``device``: "auto", "cpu" or "cuda".
+
+        Columns: tensor, step, mode, mode_step, worker, dtype, has_raw, numel, nan_count,
+        pos_inf_count, neg_inf_count, zero_count (−1 without a raw value), min, max, mean,
+        variance, std, sum, l1, l2, linf, mean_abs (float64 over the finite values; NaN where
+        undefined), [update_ratio, prev_step], [reduction_<name> / reduction_abs_<name>: saved
+        smdebug reductions], [error: why a record could not be read].
+        Returns a pandas DataFrame when pandas is importable (``as_frame=None``) or asked for
+        (``as_frame=True``), else a dict of numpy arrays (``as_frame=False``).
+        """
+        self.maybe_refresh()
+        ids = self._select_ids(collection, regex)
+        begin, end, keep = _step_selection(steps)
+        if update_ratio is None:
+            ratio_ids = [i for i in ids if self._core.in_collection(i, "weights")
+                         or self._core.in_collection(i, "biases")]
+        elif update_ratio:
+            ratio_ids = list(ids)
+        else:
+            ratio_ids = []
+        ratio_set = set(ratio_ids)
+        plain_ids = [i for i in ids if i not in ratio_set]
+        raw = _core_call(self._core.statistics, plain_ids, ratio_ids, begin, end, device,
+                         int(histogram_bins), bool(saved_reductions))
+        self.last_stats_counters = raw.pop("counters")
+        return self._columns(raw, keep, mode, as_frame, want_ratio=bool(ratio_ids))
+
+    def _columns(self, raw, keep=None, mode=None, as_frame=None, want_ratio=False):
+        errors = raw.pop("errors")
+        tensor_names = np.asarray(self._core.tensor_names(), dtype=object)
+        worker_names = np.asarray(self._core.workers(), dtype=object)
+        n = len(raw["step"])
+        mask = None
+        if keep is not None:
+            mask = np.isin(raw["step"], np.asarray(sorted(keep), dtype=np.int64))
+        if mode is not None:
+            m = raw["mode"] == to_mode(mode).value
+            mask = m if mask is None else (mask & m)
+        error_col = None
+        if errors:
+            error_col = np.full(n, None, dtype=object)
+            for row, message in errors:
+                error_col[row] = message
+        if want_ratio and "update_ratio" not in raw:
+            raw["update_ratio"] = np.full(n, np.nan)
+            raw["prev_step"] = np.full(n, -1, dtype=np.int64)
+        if mask is not None:
+            raw = {k: (v[mask] if isinstance(v, np.ndarray) else v) for k, v in raw.items()}
+            if error_col is not None:
+                error_col = error_col[mask]
+        mode_names = np.asarray(["", "TRAIN", "EVAL", "PREDICT", "GLOBAL"], dtype=object)
+        dtype_ids = raw.pop("dtype_id")
+        uniq = np.unique(dtype_ids)
+        dtype_names = {int(u): _core.dtype_name(int(u)) for u in uniq}
+        tensor_ids = raw.pop("tensor_id")
+        worker_ids = raw.pop("worker_id")
+        mode_ids = raw.pop("mode")
+        use_pandas = as_frame
+        pd = None
+        if as_frame is None or as_frame:
+            try:
+                import pandas as pd  # noqa: F811
+                use_pandas = True
+            except ImportError:
+                if as_frame:
+                    raise
+                use_pandas = False
+        out = {}
+        if use_pandas:
+            out["tensor"] = pd.Categorical.from_codes(tensor_ids.astype(np.int64), tensor_names)
+            out["step"] = raw.pop("step")
+            out["mode"] = pd.Categorical.from_codes(mode_ids.astype(np.int64), mode_names)
+            out["mode_step"] = raw.pop("mode_step")
+            out["worker"] = pd.Categorical.from_codes(worker_ids.astype(np.int64), worker_names)
+        else:
+            out["tensor"] = tensor_names[tensor_ids] if len(tensor_names) else tensor_ids.astype(object)
+            out["step"] = raw.pop("step")
+            out["mode"] = mode_names[mode_ids]
+            out["mode_step"] = raw.pop("mode_step")
+            out["worker"] = worker_names[worker_ids] if len(worker_names) else worker_ids.astype(object)
+        dtype_col = np.empty(len(dtype_ids), dtype=object)
+        for u, name in dtype_names.items():
+            dtype_col[dtype_ids == u] = name
+        out["dtype"] = dtype_col
+        out["has_raw"] = raw.pop("has_raw").astype(bool)
+        for key in _STAT_COLUMNS:
+            out[key] = raw.pop(key)
+        for key in ("update_ratio", "prev_step"):
+            if key in raw:
+                out[key] = raw.pop(key)
+        hist = {k: raw.pop(k) for k in ("hist_counts", "hist_lo", "hist_hi") if k in raw}
+        out.update(raw)  # saved reductions
+        if error_col is not None:
+            out["error"] = error_col
+        if use_pandas:
+            frame = pd.DataFrame(out, copy=False)
+            if hist:
+                frame["hist_lo"] = hist["hist_lo"]
+                frame["hist_hi"] = hist["hist_hi"]
+                frame["hist_counts"] = list(hist["hist_counts"])
+            return frame
+        out.update(hist)
+        return out
+
+    def for_each_step(self, callback, collection=None, regex=None, steps=None, device="auto",
+                      update_ratio=None, histogram_bins=0, saved_reductions=True):
+        """Stream statistics: ``callback(step, mode, mode_step, columns)`` once per saved global
+        step in increasing order, ``columns`` as :meth:`stats` with ``as_frame=False``."""
+        ids = self._select_ids(collection, regex)
+        begin, end, keep = _step_selection(steps)
+        if update_ratio is None:
+            ratio_ids = [i for i in ids if self._core.in_collection(i, "weights")
+                         or self._core.in_collection(i, "biases")]
+        elif update_ratio:
+            ratio_ids = list(ids)
+        else:
+            ratio_ids = []
+        ratio_set = set(ratio_ids)
+        plain_ids = [i for i in ids if i not in ratio_set]
+
+        def on_step(step, mode, mode_step, raw):
+            if keep is not None and step not in keep:
+                return
+            callback(step, ModeKeys(mode), mode_step, self._columns(raw, as_frame=False,
+                                                                    want_ratio=bool(ratio_ids)))
+
+        _core_call(self._core.for_each_step, plain_ids, ratio_ids, begin, end, device,
+                   int(histogram_bins), bool(saved_reductions), on_step)
+
+    def __repr__(self):
+        return (f"<trialstat.Trial {self.name!r}: path={self.path!r}, workers={self.num_workers}, "
+                f"steps={len(self._steps(GLOBAL, True))}, tensors={len(self._core.tensor_names())}>")
+
+
+LocalTrial = Trial
+
+
+def _step_selection(steps):
+    """(begin, end, keep-set or None) for the native run."""
+    if steps is None:
+        return None, None, None
+    if isinstance(steps, (int, np.integer)):
+        return int(steps), int(steps) + 1, None
+    if isinstance(steps, tuple) and len(steps) == 2 and all(
+            s is None or isinstance(s, (int, np.integer)) for s in steps):
+        return steps[0], steps[1], None
+    if isinstance(steps, range) and steps.step == 1:
+        return steps.start, steps.stop, None
+    keep = {int(s) for s in steps}
+    if not keep:
+        return 0, 0, keep
+    return min(keep), max(keep) + 1, keep
+
+
+def create_trial(path, name=None, profiler=False, output_dir=None, **kwargs):
+    """Open a local trial, as ``smdebug.trials.create_trial``. Keyword arguments:
+    ``range_steps=(begin, end)``, ``cache``, ``check``, ``parallel``, ``index_mode`` (smdebug's),
+    ``int8_as_uint8`` (read int8 as smdebug does), ``wait_for_collections`` (default True: block
+    until a collections file exists, as smdebug)."""
+    if profiler:
+        raise SMDebugNotImplementedError("profiler trials are not supported by trialstat")
+    return Trial(path, name=name, **kwargs)
+
+
+@contextlib.contextmanager
+def no_refresh(trials):
+    """Disable automatic refresh (smdebug.analysis.utils.no_refresh)."""
+    trials = trials if isinstance(trials, (list, tuple)) else [trials]
+    previous = [t.dynamic_refresh for t in trials]
+    for t in trials:
+        t.dynamic_refresh = False
+    try:
+        yield
+    finally:
+        for t, p in zip(trials, previous):
+            t.dynamic_refresh = p
+
+
+@contextlib.contextmanager
+def refresh(trials):
+    """Enable automatic refresh (smdebug.analysis.utils.refresh)."""
+    trials = trials if isinstance(trials, (list, tuple)) else [trials]
+    previous = [t.dynamic_refresh for t in trials]
+    for t in trials:
+        t.dynamic_refresh = True
+    try:
+        yield
+    finally:
+        for t, p in zip(trials, previous):
+            t.dynamic_refresh = p
