@@ -23,14 +23,23 @@ namespace {
 constexpr int sub_histograms = 4;
 
 /// Bins of n converted values into idx (spill bin = p.bins for values numpy does not keep).
+/// One branch-free loop per case, so the compiler vectorises the index computation.
+template <bool StepZero>
+void bin_block_t(const histogram_params& p, const double* buf, int64_t n, int32_t* idx) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = buf[i];
+    const int bin = histogram_bin_t<StepZero>(p, x);
+    idx[i] = histogram_keeps(p, x) ? bin : p.bins;
+  }
+}
+
 void bin_block(const histogram_params& p, const double* buf, int64_t n, int32_t* idx) {
   if (p.degenerate) {
     for (int64_t i = 0; i < n; ++i) idx[i] = histogram_keeps(p, buf[i]) ? p.bins / 2 : p.bins;
-    return;
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    const double x = buf[i];
-    idx[i] = histogram_keeps(p, x) ? histogram_bin(p, x) : p.bins;
+  } else if (p.step_zero) {
+    bin_block_t<true>(p, buf, n, idx);
+  } else {
+    bin_block_t<false>(p, buf, n, idx);
   }
 }
 

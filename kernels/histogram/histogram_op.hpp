@@ -53,13 +53,22 @@ TRIALSTAT_HD_INLINE histogram_params make_histogram_params(double min, double ma
 }
 
 /// @brief edge[i] for 0 ≤ i ≤ bins, exactly as numpy.linspace(lo, hi, bins + 1) computes it.
-TRIALSTAT_HD_INLINE double histogram_edge(const histogram_params& p, int i) {
-  if (i >= p.bins) return p.hi;
+/// `StepZero` selects linspace's `step == 0` branch (p.step_zero); written with selects only,
+/// so that CPU loops over many values vectorise.
+template <bool StepZero>
+TRIALSTAT_HD_INLINE double histogram_edge_t(const histogram_params& p, int i) {
   const double y = static_cast<double>(i);
-  if (p.step_zero) {
-    return add_rn(mul_rn(y / static_cast<double>(p.bins), p.delta), p.lo);
+  double e;
+  if constexpr (StepZero) {
+    e = add_rn(mul_rn(y / static_cast<double>(p.bins), p.delta), p.lo);
+  } else {
+    e = add_rn(mul_rn(y, p.step), p.lo);
   }
-  return add_rn(mul_rn(y, p.step), p.lo);
+  return i >= p.bins ? p.hi : e;
+}
+
+TRIALSTAT_HD_INLINE double histogram_edge(const histogram_params& p, int i) {
+  return p.step_zero ? histogram_edge_t<true>(p, i) : histogram_edge_t<false>(p, i);
 }
 
 /// @brief Whether numpy keeps x: lo ≤ x ≤ hi (false for NaN and ±Inf when the range is finite).
@@ -67,19 +76,27 @@ TRIALSTAT_HD_INLINE bool histogram_keeps(const histogram_params& p, double x) {
   return (x >= p.lo) & (x <= p.hi);
 }
 
-/// @brief numpy's bin of a kept value x (see the file comment). Non-kept values: unspecified.
-TRIALSTAT_HD_INLINE int histogram_bin(const histogram_params& p, double x) {
-  if (p.degenerate) return p.bins / 2;
+/// @brief numpy's bin of a kept, non-degenerate value x (see the file comment), for
+/// p.step_zero == StepZero. Branch-free. Non-kept values: unspecified but in [0, bins).
+template <bool StepZero>
+TRIALSTAT_HD_INLINE int histogram_bin_t(const histogram_params& p, double x) {
   // numpy: f_indices = ((x - first_edge) / norm_denom) * norm_numerator; astype(intp);
   // indices[indices == bins] -= 1. The clamp also maps a NaN guess (overflowing range) to 0.
   const double f = mul_rn((x - p.lo) / p.delta, static_cast<double>(p.bins));
   const double fmax_bin = static_cast<double>(p.bins - 1);
   const double fc = f > 0.0 ? (f < fmax_bin ? f : fmax_bin) : 0.0;
-  int g = static_cast<int>(fc);
-  const bool decrement = x < histogram_edge(p, g);
-  const bool increment = !decrement & (x >= histogram_edge(p, g + 1)) & (g != p.bins - 1);
-  g = g - (decrement ? 1 : 0) + (increment ? 1 : 0);
-  return g < 0 ? 0 : g;  // g < 0 only for x < lo, which is not kept
+  const int g = static_cast<int>(fc);
+  const bool decrement = x < histogram_edge_t<StepZero>(p, g);
+  const bool increment = !decrement & (x >= histogram_edge_t<StepZero>(p, g + 1)) &
+                         (g != p.bins - 1);
+  const int r = g - (decrement ? 1 : 0) + (increment ? 1 : 0);
+  return r < 0 ? 0 : r;  // r < 0 only for x < lo, which is not kept
+}
+
+/// @brief numpy's bin of a kept value x: bins/2 when degenerate, else histogram_bin_t.
+TRIALSTAT_HD_INLINE int histogram_bin(const histogram_params& p, double x) {
+  if (p.degenerate) return p.bins / 2;
+  return p.step_zero ? histogram_bin_t<true>(p, x) : histogram_bin_t<false>(p, x);
 }
 
 }  // namespace trialstat::kernels
