@@ -5,6 +5,7 @@ find_package(Threads REQUIRED)
 find_package(Protobuf REQUIRED)                 # libprotobuf-dev, protobuf-compiler
 find_package(nlohmann_json 3.10 REQUIRED)       # nlohmann-json3-dev
 find_package(fmt REQUIRED)                      # libfmt-dev
+find_package(simdjson REQUIRED)                 # libsimdjson-dev
 find_package(Eigen3 3.4 REQUIRED NO_MODULE)     # libeigen3-dev
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)  # libpcre2-dev: Python re semantics

@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev                  # index and collection JSON, rule configs, JSON output
   libcli11-dev                        # CLI
   libfmt-dev                          # formatting
+  libsimdjson-dev                     # index JSON files (the catalog's hot path)
   libeigen3-dev                       # CPU kernels and the example trainer
   libpcre2-dev                        # Python re.search-compatible tensor-name regexes
   libgtest-dev libgmock-dev           # tests
