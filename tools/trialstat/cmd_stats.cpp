@@ -27,7 +27,7 @@ struct stats_options {
 int run_stats(const stats_options& o) {
   auto format = report::parse_output_format(o.format);
   if (!format) return report_error(format.error_status());
-  if (o.bins < 1) return report_error(status(error_code::invalid_argument, "--bins must be >= 1"));
+  if (o.bins < 0) return report_error(status(error_code::invalid_argument, "--bins must be >= 0"));
   auto options = make_pipeline_options(o.device);
   if (!options) return report_error(options.error_status());
   if (!o.steps.empty()) {
@@ -89,7 +89,7 @@ void add_stats_command(CLI::App& app, int* exit_code) {
                   "Only tensors matching this Python regex, re.search semantics (repeatable)");
   cmd->add_option("--steps", o->steps, "Global steps A:B (half-open), A:, :B or A");
   cmd->add_option("--format", o->format, "table, csv or json (JSON Lines)")->capture_default_str();
-  cmd->add_option("--bins", o->bins, "Histogram bins")->capture_default_str();
+  cmd->add_option("--bins", o->bins, "Histogram bins (0 = no histograms)")->capture_default_str();
   cmd->add_flag("--no-reductions", o->no_reductions, "Do not read saved smdebug reductions");
   cmd->add_option("--device", o->device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
   cmd->callback([=] { *exit_code = run_stats(*o); });

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -62,14 +63,46 @@ struct pipeline_counters {
 /// The records are valid only during the call.
 using step_callback = std::function<void(const plan::step_statistics&)>;
 
-/// @brief Compute the statistics `plan` asks for over `trial`, step by step.
+/// @brief Incremental statistics over a trial that may still be growing (live trials): each
+/// `advance` processes, in global-step order, the saved steps after the last one processed, up
+/// to the first step that is not complete yet. Pairwise history and the executor persist across
+/// calls, so a watcher calls `catalog::refresh()` then `advance()` repeatedly.
 ///
-/// Records come in (step, worker, index order). A record whose bytes are corrupt, truncated or of
-/// an unsupported dtype has `raw_status` set and no statistics: it costs only itself. Pairwise
-/// statistics compare with the last `history_depth` saved steps of the same tensor and worker
-/// (copies kept in host memory: O(requested tensors × depth), independent of trial length).
-/// @return counters; errors: only failures that stop the whole run (io_error listing the trial,
-///   invalid_argument for an unusable backend).
+/// Stages overlap: a reader thread reads and decodes step k+1 (one event-file read per worker)
+/// while the executor computes step k; records are emitted in step order. A record whose bytes
+/// are corrupt, truncated or of an unsupported dtype has `raw_status` set and no statistics: it
+/// costs only itself. Memory: two steps' event files plus the pairwise history (requested
+/// tensors × depth), independent of trial length.
+class statistics_stream {
+ public:
+  /// @param trial   must outlive the stream; may be refreshed between `advance` calls
+  /// @param plan    what to compute (copied)
+  statistics_stream(const trial::catalog& trial, plan::read_plan plan, pipeline_options options);
+  ~statistics_stream();
+  statistics_stream(statistics_stream&&) noexcept;
+  statistics_stream& operator=(statistics_stream&&) noexcept;
+
+  /// @brief Process new steps. With `include_incomplete`, steps some worker has not written
+  /// yet are processed too (use when training has ended: the catalog then reports every step
+  /// complete anyway).
+  /// @return counters of this call; errors: failures of the whole run (an unusable backend, a
+  ///   kernel error); after an error the stream should not be advanced again.
+  [[nodiscard]] result<pipeline_counters> advance(const step_callback& on_step,
+                                                  bool include_incomplete = false);
+
+  /// @brief The last global step processed, or nullopt before the first.
+  [[nodiscard]] std::optional<int64_t> last_step() const noexcept;
+  [[nodiscard]] const plan::read_plan& plan() const noexcept;
+
+ private:
+  struct state;
+  std::unique_ptr<state> state_;
+};
+
+/// @brief Compute the statistics `plan` asks for over a whole trial, step by step (one
+/// `statistics_stream::advance` over every saved step).
+/// @return counters; errors: only failures that stop the whole run (invalid_argument for an
+///   unusable backend, kernel errors).
 [[nodiscard]] result<pipeline_counters> run_statistics(const trial::catalog& trial,
                                                        const plan::read_plan& plan,
                                                        const pipeline_options& options,

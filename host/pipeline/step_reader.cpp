@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "host/pipeline/step_reader.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "trialstat/io/record_reader.hpp"
+#include "trialstat/stats/moments.hpp"
+
+namespace trialstat::pipeline::detail {
+
+bool needs_raw(const plan::tensor_request& r) noexcept {
+  return r.moments || r.histogram_bins > 0 || r.history_depth > 0 || !r.axis0.empty();
+}
+
+result<int64_t> event_file_bytes::load(const io::file_reader& reader,
+                                       const std::vector<std::pair<uint64_t, uint64_t>>& ranges,
+                                       std::size_t whole_file_limit_bytes) {
+  uint64_t wanted = 0;
+  for (const auto& r : ranges) wanted += r.second;
+  const uint64_t size = reader.size_bytes();
+  file_size_ = size;
+  // Whole file when most of it is wanted (one sequential read); else only the ranges.
+  whole_ = size <= whole_file_limit_bytes && (wanted * 2 >= size || size <= (uint64_t{1} << 20));
+  ranges_.clear();
+  if (whole_) {
+    buffer_.resize(size + io::record_padding_bytes);
+    TRIALSTAT_RETURN_IF_ERROR(reader.read_at(0, {buffer_.data(), size}));
+    std::fill(buffer_.end() - io::record_padding_bytes, buffer_.end(), std::byte{0});
+    return static_cast<int64_t>(size);
+  }
+  buffer_.resize(wanted + io::record_padding_bytes);
+  uint64_t cursor = 0;
+  for (const auto& [start, length] : ranges) {
+    // A range past the end of the file is reported when its record is parsed.
+    const uint64_t available = start < size ? std::min(length, size - start) : 0;
+    if (available > 0) TRIALSTAT_RETURN_IF_ERROR(reader.read_at(start, {buffer_.data() + cursor, available}));
+    ranges_.insert_or_assign(start, std::make_pair(cursor, available));
+    cursor += length;
+  }
+  return static_cast<int64_t>(wanted);
+}
+
+std::span<const std::byte> event_file_bytes::record(uint64_t start, uint64_t length) const {
+  if (whole_) {
+    if (start >= file_size_) return {};
+    return {buffer_.data() + start, static_cast<std::size_t>(std::min(length, file_size_ - start))};
+  }
+  const auto it = ranges_.find(start);
+  if (it == ranges_.end()) return {};
+  return {buffer_.data() + it->second.first, static_cast<std::size_t>(std::min(length, it->second.second))};
+}
+
+status step_reader::read_step(const trial::step_info& info, step_batch& out) {
+  out.info = info;
+  out.records.clear();
+  out.parts_used = 0;
+  out.bytes_read = 0;
+  out.tensor_bytes = 0;
+  const auto entries = trial_.entries_at(info.step);
+  std::size_t begin = 0;
+  while (begin < entries.size()) {
+    std::size_t end = begin;
+    while (end < entries.size() && entries[end].worker == entries[begin].worker) ++end;
+    read_worker_file(info, entries.subspan(begin, end - begin), out);
+    begin = end;
+  }
+  return status::success();
+}
+
+/// All requested entries of one worker at one step come from one event file.
+void step_reader::read_worker_file(const trial::step_info& info,
+                                   std::span<const trial::tensor_entry> entries, step_batch& out) {
+  ranges_.clear();
+  std::optional<trial::file_id> file;
+  for (const trial::tensor_entry& entry : entries) {
+    const plan::tensor_request* request = plan_.find(entry.tensor);
+    if (request == nullptr) continue;
+    if (entry.raw && needs_raw(*request)) {
+      ranges_.emplace_back(entry.raw->start_bytes, entry.raw->length_bytes);
+      file = entry.raw->event_file;
+    }
+    if (request->saved_reductions) {
+      for (const auto& reduction : entry.reductions) {
+        ranges_.emplace_back(reduction.location.start_bytes, reduction.location.length_bytes);
+        file = reduction.location.event_file;
+      }
+    }
+  }
+  if (out.parts.size() <= out.parts_used) out.parts.emplace_back();
+  file_part& part = out.parts[out.parts_used++];
+  part.segments.clear();
+  part.segment_records.clear();
+  part.fallback.clear();
+  part.fallback_segments.clear();
+  part.fallback_records.clear();
+
+  status file_status;
+  if (file) {
+    auto reader = io::file_reader::open(trial_.root() / trial_.event_file(*file));
+    if (!reader) {
+      file_status = reader.error_status();
+    } else if (auto loaded = part.file.load(*reader, ranges_, options_.whole_file_limit_bytes)) {
+      out.bytes_read += *loaded;
+    } else {
+      file_status = loaded.error_status();
+    }
+  }
+
+  for (const trial::tensor_entry& entry : entries) {
+    const plan::tensor_request* request = plan_.find(entry.tensor);
+    if (request == nullptr) continue;
+    plan::statistics_record& record = out.records.emplace_back();
+    record.tensor = entry.tensor;
+    record.worker = entry.worker;
+    record.step = info.step;
+    record.mode = info.mode;
+    record.mode_step = info.mode_step;
+    if (entry.shape) record.shape = *entry.shape;
+    if (request->saved_reductions && file_status.ok()) read_saved_reductions(entry, part.file, record);
+    if (!needs_raw(*request)) continue;
+    if (!entry.raw) {
+      record.raw_status = status(
+          error_code::not_found,
+          fmt::format("{}: no raw value saved at step {} for worker {} ({})",
+                      trial_.tensor_names()[entry.tensor], info.step, trial_.workers()[entry.worker],
+                      entry.reductions.empty() ? "shape only" : "reductions only"));
+    } else if (!file_status.ok()) {
+      record.raw_status = file_status;
+    } else {
+      decode_raw(entry, part, out);
+    }
+  }
+}
+
+status step_reader::decode_record(const event_file_bytes& file, const trial::record_location& location,
+                                  std::string_view expected_tag) {
+  const auto path = trial_.event_file(location.event_file).string();
+  const auto bytes = file.record(location.start_bytes, location.length_bytes);
+  if (bytes.size() < location.length_bytes) {
+    return status(error_code::truncated_record,
+                  fmt::format("{}: record at byte {}: the index says {} bytes but the file ends "
+                              "after {} (file size {} bytes)",
+                              path, location.start_bytes, location.length_bytes, bytes.size(),
+                              file.file_size_bytes()));
+  }
+  auto frame = io::parse_record(bytes, location.start_bytes, path);
+  if (!frame) return frame.error_status();
+  if (frame->size_bytes() != location.length_bytes) {
+    return status(error_code::data_loss,
+                  fmt::format("{}: record at byte {} is {} bytes but the index says {}", path,
+                              location.start_bytes, frame->size_bytes(), location.length_bytes));
+  }
+  status decoded = decoder_.decode(frame->payload, event_);
+  if (!decoded.ok()) {
+    return status(decoded.code(), fmt::format("{}: record at byte {}: {}", path,
+                                              location.start_bytes, decoded.message()));
+  }
+  if (event_.tag != expected_tag) {
+    return status(error_code::data_loss,
+                  fmt::format("{}: record at byte {} holds '{}' but the index says '{}'", path,
+                              location.start_bytes, event_.tag, expected_tag));
+  }
+  return status::success();
+}
+
+void step_reader::decode_raw(const trial::tensor_entry& entry, file_part& part, step_batch& out) {
+  plan::statistics_record& record = out.records.back();
+  const std::string& name = trial_.tensor_names()[entry.tensor];
+  status decoded = decode_record(part.file, *entry.raw, name);
+  if (!decoded.ok()) {
+    record.raw_status = std::move(decoded);
+    return;
+  }
+  record.type = event_.type;
+  record.shape = event_.shape;
+  record.num_elements = event_.num_elements;
+  if (!dtype_is_real_numeric(event_.type)) {
+    record.raw_status = status(error_code::unsupported_dtype,
+                               fmt::format("{} at step {}: {} tensors have no numeric statistics",
+                                           name, entry.step, dtype_name(event_.type)));
+    return;
+  }
+  const std::byte* base = part.file.buffer().data();
+  const auto& content = event_.content;
+  const bool in_file_buffer =
+      content.empty() ||
+      (content.data() >= base && content.data() + content.size() <= base + part.file.buffer().size());
+  const std::size_t record_index = out.records.size() - 1;
+  if (in_file_buffer) {
+    const uint64_t offset = content.empty() ? 0 : static_cast<uint64_t>(content.data() - base);
+    part.segments.push_back({offset, event_.num_elements, event_.type});
+    part.segment_records.push_back(record_index);
+  } else {  // typed-field fallback: the decoder's scratch is reused by the next decode
+    part.fallback_segments.push_back({part.fallback.size(), event_.num_elements, event_.type});
+    part.fallback_records.push_back(record_index);
+    part.fallback.insert(part.fallback.end(), content.begin(), content.end());
+  }
+  out.tensor_bytes += static_cast<int64_t>(content.size());
+}
+
+void step_reader::read_saved_reductions(const trial::tensor_entry& entry, const event_file_bytes& file,
+                                        plan::statistics_record& record) {
+  const std::string& base_name = trial_.tensor_names()[entry.tensor];
+  for (const auto& reduction : entry.reductions) {
+    const std::string tag = fmt::format("smdebug/reductions/{}{}/{}", reduction.abs ? "abs_" : "",
+                                        trial::reduction_name(reduction.op), base_name);
+    if (!decode_record(file, reduction.location, tag).ok()) continue;
+    if (!dtype_is_real_numeric(event_.type) || event_.num_elements != 1) continue;
+    auto m = stats::compute_moments(event_.view());
+    if (!m) continue;
+    record.saved_reductions.push_back({reduction.op, reduction.abs, scalar_from_moments(*m), event_.type});
+  }
+}
+
+}  // namespace trialstat::pipeline::detail

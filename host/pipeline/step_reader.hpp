@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// Stage 4 for one saved step: read each worker's event file once (whole, or the requested byte
+// ranges), decode the requested records into statistics records, and lay out the element bytes
+// of the numeric tensors as segmented batches for an executor. Internal to host/pipeline.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "trialstat/io/event_decoder.hpp"
+#include "trialstat/io/file_reader.hpp"
+#include "trialstat/pipeline/statistics_executor.hpp"
+#include "trialstat/pipeline/statistics_pipeline.hpp"
+#include "trialstat/plan/read_plan.hpp"
+#include "trialstat/trial/catalog.hpp"
+
+namespace trialstat::pipeline::detail {
+
+/// The bytes of one event file needed for a step: the whole file, or each requested range.
+class event_file_bytes {
+ public:
+  /// Read what `ranges` (start, length) need from `reader`. Returns the bytes read.
+  result<int64_t> load(const io::file_reader& reader,
+                       const std::vector<std::pair<uint64_t, uint64_t>>& ranges,
+                       std::size_t whole_file_limit_bytes);
+  /// The loaded bytes of the record at `start` (as many as the file has, up to `length`).
+  [[nodiscard]] std::span<const std::byte> record(uint64_t start, uint64_t length) const;
+  [[nodiscard]] const std::vector<std::byte>& buffer() const noexcept { return buffer_; }
+  [[nodiscard]] uint64_t file_size_bytes() const noexcept { return file_size_; }
+
+ private:
+  std::vector<std::byte> buffer_;
+  std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> ranges_;  // start → (offset, available)
+  bool whole_ = false;
+  uint64_t file_size_ = 0;
+};
+
+/// One worker's event file of a step: its bytes, and the batches of segments in them.
+struct file_part {
+  event_file_bytes file;
+  std::vector<std::size_t> segment_records;   // record index per segment of `segments`
+  std::vector<stats::segment> segments;       // element bytes inside `file.buffer()`
+  std::vector<std::byte> fallback;            // typed-field contents copied out of the decoder
+  std::vector<std::size_t> fallback_records;
+  std::vector<stats::segment> fallback_segments;
+};
+
+/// Everything read for one saved global step, ready for an executor.
+struct step_batch {
+  trial::step_info info;
+  std::vector<plan::statistics_record> records;
+  std::vector<file_part> parts;    // reused across steps (capacity kept)
+  std::size_t parts_used = 0;
+  int64_t bytes_read = 0;
+  int64_t tensor_bytes = 0;
+};
+
+/// Reads steps; keeps its decoder and range lists across steps. One per reader thread.
+class step_reader {
+ public:
+  step_reader(const trial::catalog& trial, const plan::read_plan& plan, const pipeline_options& options)
+      : trial_(trial), plan_(plan), options_(options) {}
+
+  /// Fill `out` for `info`. Per-record problems go into the records' `raw_status`; an error is
+  /// returned only for failures of the whole run (none today: files that cannot be opened or
+  /// read cost their records).
+  [[nodiscard]] status read_step(const trial::step_info& info, step_batch& out);
+
+ private:
+  void read_worker_file(const trial::step_info& info, std::span<const trial::tensor_entry> entries,
+                        step_batch& out);
+  status decode_record(const event_file_bytes& file, const trial::record_location& location,
+                       std::string_view expected_tag);
+  void decode_raw(const trial::tensor_entry& entry, file_part& part, step_batch& out);
+  void read_saved_reductions(const trial::tensor_entry& entry, const event_file_bytes& file,
+                             plan::statistics_record& record);
+
+  const trial::catalog& trial_;
+  const plan::read_plan& plan_;
+  const pipeline_options& options_;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges_;
+  io::event_decoder decoder_;
+  io::event_record event_;
+};
+
+/// Whether a request needs the raw tensor (anything beyond saved reductions).
+[[nodiscard]] bool needs_raw(const plan::tensor_request& request) noexcept;
+
+}  // namespace trialstat::pipeline::detail

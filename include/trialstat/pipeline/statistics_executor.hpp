@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file statistics_executor.hpp
+/// @brief Stage 5 of DESIGN.md behind one interface: an executor computes every statistic a
+/// read plan requests for a batch of decoded tensors (segments of one staging buffer) and writes
+/// them into the batch's statistics records. The CPU executor runs the OpenMP twins; a CUDA
+/// executor copies the staging buffer to the device on its streams and runs the kernels.
+/// Executors own the history of previous copies needed for pairwise statistics.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "trialstat/plan/read_plan.hpp"
+#include "trialstat/plan/statistics_record.hpp"
+#include "trialstat/stats/backend.hpp"
+#include "trialstat/status.hpp"
+
+namespace trialstat::pipeline {
+
+/// @brief Decoded tensors of one event file (or several) held in one staging buffer.
+struct tensor_batch {
+  const std::byte* base = nullptr;            ///< staging buffer (host; pinned when CUDA runs)
+  std::vector<stats::segment> segments;       ///< [n] element bytes of each tensor in `base`
+  std::vector<plan::statistics_record*> records;  ///< [n] the record each segment fills
+
+  void clear() {
+    segments.clear();
+    records.clear();
+  }
+};
+
+/// @brief Computes requested statistics for batches, in submission order.
+class statistics_executor {
+ public:
+  virtual ~statistics_executor() = default;
+
+  /// @brief Fill, for every segment, what `plan` requests for its record's tensor: moments,
+  /// histogram, the scalar of one-element tensors, axis-0 counts, and pairwise statistics
+  /// against the kept copies of earlier steps of the same (tensor, worker) — after which this
+  /// step's copy is kept (up to the request's `history_depth`). Batches must be submitted in
+  /// global-step order. Records of segments with a dtype that has no statistics must not be
+  /// submitted.
+  /// @return ok; errors: what the kernels return (invalid_argument, out_of_memory, cuda_*).
+  ///   Synchronous: on return every record is complete and `base` may be reused.
+  [[nodiscard]] virtual status compute(const plan::read_plan& plan, const tensor_batch& batch) = 0;
+
+  [[nodiscard]] virtual stats::backend backend() const noexcept = 0;
+};
+
+/// @brief The executor for a backend. Errors: invalid_argument when the backend is not built or
+/// no device is visible (never a silent fallback to the CPU).
+[[nodiscard]] result<std::unique_ptr<statistics_executor>> make_statistics_executor(
+    stats::backend which);
+
+/// @brief The value of a one-element tensor from its moments record (exact: no second
+/// conversion): the finite value, NaN, +Inf or −Inf.
+[[nodiscard]] double scalar_from_moments(const stats::moments& m) noexcept;
+
+}  // namespace trialstat::pipeline
