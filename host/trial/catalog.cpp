@@ -232,6 +232,7 @@ struct catalog::state {
   // scratch, reused across files
   detail::parsed_index scratch;
   std::string text_buffer;
+  std::vector<std::byte> index_buffer;  ///< io::read_file: padded as simdjson needs
   std::vector<std::byte> event_buffer;
   std::vector<uint32_t> slot_stamp;
   std::vector<uint32_t> slot_index;
@@ -387,13 +388,15 @@ struct catalog::state {
   }
 
   // ---- index files ----
-  bool load_index_file(const std::string& rel, const step_file_name& name) {
-    std::string error;
-    if (!read_text_file(root / rel, text_buffer, error)) {
-      warn(rel, error_code::io_error, fmt::format("index file {}: cannot read: {}", rel, error));
+  bool load_index_file(const std::string& rel, const step_file_name& name, detail::index_json_parser& parser) {
+    const auto size = io::read_file(root / rel, index_buffer);
+    if (!size.has_value()) {
+      const status s = size.error_status();
+      warn(rel, s.code(), fmt::format("index file {}: cannot read: {}", rel, s.message()));
       return false;
     }
-    const status parsed = detail::parse_index_json(text_buffer, scratch);
+    const std::string_view text(reinterpret_cast<const char*>(index_buffer.data()), static_cast<std::size_t>(*size));
+    const status parsed = parser.parse(text, index_buffer.size(), scratch);
     if (!parsed.ok()) {
       warn(rel, parsed.code(), fmt::format("index file {} (step {}, worker {}): {}", rel, name.step,
                                            name.worker, parsed.message()));
@@ -660,6 +663,7 @@ struct catalog::state {
 
     std::vector<std::string> files;
     TRIALSTAT_RETURN_IF_ERROR(list_files("index", files));
+    detail::index_json_parser parser;  // one per pass: its buffers are reused from file to file
     for (const auto& rel : files) {
       if (seen_files.contains(rel)) continue;
       const std::string_view base = basename_of(rel);
@@ -674,7 +678,7 @@ struct catalog::state {
       if (!in_range(name->step)) continue;
       seen_files.insert(rel);
       const std::size_t entries_before = entries.size();
-      if (load_index_file(rel, *name)) {
+      if (load_index_file(rel, *name, parser)) {
         ++loaded;
         if (entries_before == 0 && blocks.size() == 1) {
           // Opening: size the entry table from the first file (files of one trial are alike),

@@ -1,219 +1,516 @@
 // SPDX-License-Identifier: Apache-2.0
-// Index JSON (spec/FORMAT.md §6) through nlohmann-json's SAX interface: no DOM, so a file of N
-// entries costs no per-entry allocation once the parsed_index buffers have grown.
+// Index JSON (spec/FORMAT.md §6) through simdjson's On-Demand API. The document is walked once,
+// in order, checking the schema as it goes, so the first problem in document order is the one
+// reported (except malformed strings and UTF-8, which simdjson's first pass reports before any
+// value is read). Values under keys the schema does not use are walked too, so a file that is
+// not valid JSON is rejected wherever the fault is (smdebug's json.loads would reject it).
 #include "host/trial/index_json.hpp"
 
-#include <cstdint>
+#include <algorithm>
+#include <array>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
+#include <simdjson.h>
+
+#include "trialstat/io/file_reader.hpp"
 
 namespace trialstat::trial::detail {
+
+static_assert(simdjson::SIMDJSON_PADDING <= index_json_padding_bytes,
+              "index_json_padding_bytes must cover simdjson's padding");
+static_assert(io::record_padding_bytes >= index_json_padding_bytes,
+              "io::read_file buffers must be usable by index_json_parser::parse as they are");
+
 namespace {
 
-using json = nlohmann::json;
+namespace od = simdjson::ondemand;
 
-enum class frame : uint8_t { top, meta, tensor_array, tensor_item, shape_array, shape_item, dims };
-
-enum class key_id : uint8_t {
-  other,
-  meta,
-  tensor_payload,
-  shape_payload,
-  mode,
-  mode_step,
-  event_file_name,
-  tensorname,
-  start_idx,
-  length,
-  shape,
+/// What a JSON value is, as far as the schema's messages distinguish.
+enum class value_kind : uint8_t {
+  null_value,
+  boolean,
+  non_negative,  ///< an integer literal in [0, 2^64); "-0" included (Python reads it as 0)
+  negative,      ///< an integer literal in [-2^63, 0)
+  floating,      ///< a fraction or exponent, or an integer literal outside 64 bits
+  text,
+  object,
+  array,
 };
 
-key_id classify(frame f, std::string_view k) {
-  switch (f) {
-    case frame::top:
-      if (k == "meta") return key_id::meta;
-      if (k == "tensor_payload") return key_id::tensor_payload;
-      if (k == "shape_payload") return key_id::shape_payload;
-      return key_id::other;
-    case frame::meta:
-      if (k == "mode") return key_id::mode;
-      if (k == "mode_step") return key_id::mode_step;
-      if (k == "event_file_name") return key_id::event_file_name;
-      return key_id::other;
-    case frame::tensor_item:
-      if (k == "tensorname") return key_id::tensorname;
-      if (k == "start_idx") return key_id::start_idx;
-      if (k == "length") return key_id::length;
-      return key_id::other;
-    case frame::shape_item:
-      if (k == "tensorname") return key_id::tensorname;
-      if (k == "shape") return key_id::shape;
-      return key_id::other;  // originalname and anything else: not needed
-    default:
-      return key_id::other;
-  }
-}
-
-/// The kinds of scalar SAX events, reduced to what the schema distinguishes.
-enum class scalar_kind : uint8_t { null_value, boolean, non_negative, negative, floating, text };
-
-std::string_view kind_name(scalar_kind k) {
+std::string_view kind_name(value_kind k) {
   switch (k) {
-    case scalar_kind::null_value: return "null";
-    case scalar_kind::boolean: return "a boolean";
-    case scalar_kind::non_negative: return "a number";
-    case scalar_kind::negative: return "a negative number";
-    case scalar_kind::floating: return "a floating-point number";
-    case scalar_kind::text: return "a string";
+    case value_kind::null_value: return "null";
+    case value_kind::boolean: return "a boolean";
+    case value_kind::non_negative: return "a number";
+    case value_kind::negative: return "a negative number";
+    case value_kind::floating: return "a floating-point number";
+    case value_kind::text: return "a string";
+    case value_kind::object: return "an object";
+    case value_kind::array: return "an array";
   }
   return "a value";
 }
 
-class index_sax {
+/// A value's kind and, for scalars, its content. Objects and arrays are not consumed.
+struct scalar_value {
+  value_kind kind = value_kind::null_value;
+  uint64_t number = 0;    ///< when kind == non_negative
+  std::string_view text;  ///< when kind == text: unescaped, valid until the next document
+};
+
+// The keys each object of the schema uses, in the order json.dumps writes them.
+constexpr std::array<std::string_view, 0> no_keys{};
+constexpr std::array<std::string_view, 3> top_keys{"meta", "tensor_payload", "shape_payload"};
+constexpr std::array<std::string_view, 3> meta_keys{"mode", "mode_step", "event_file_name"};
+constexpr std::array<std::string_view, 3> tensor_keys{"tensorname", "start_idx", "length"};
+constexpr std::array<std::string_view, 3> shape_keys{"tensorname", "originalname", "shape"};
+
+/// Reads one document into a parsed_index. Every member returning bool returns false after
+/// recording the problem in `problem_` (the first one wins).
+class index_reader {
  public:
-  explicit index_sax(parsed_index& out) : out_(out) { stack_.reserve(8); }
+  index_reader(od::document& doc, std::string_view text, parsed_index& out)
+      : doc_(doc), text_(text), out_(out) {}
 
-  std::string error;  ///< the first problem found (parse or schema)
+  status run() {
+    if (!read_document()) return bad(problem_.empty() ? std::string("not valid JSON") : problem_);
+    return finish();
+  }
 
-  // ---- nlohmann SAX interface ----------------------------------------------------------------
-  bool null() { return scalar(scalar_kind::null_value, 0, nullptr); }
-  bool boolean(bool /*value*/) { return scalar(scalar_kind::boolean, 0, nullptr); }
-  bool number_integer(json::number_integer_t value) {
-    return value < 0 ? scalar(scalar_kind::negative, 0, nullptr)
-                     : scalar(scalar_kind::non_negative, static_cast<uint64_t>(value), nullptr);
-  }
-  bool number_unsigned(json::number_unsigned_t value) {
-    return scalar(scalar_kind::non_negative, value, nullptr);
-  }
-  bool number_float(json::number_float_t /*value*/, const json::string_t& /*text*/) {
-    return scalar(scalar_kind::floating, 0, nullptr);
-  }
-  bool string(json::string_t& value) { return scalar(scalar_kind::text, 0, &value); }
-  bool binary(json::binary_t& /*value*/) { return scalar(scalar_kind::null_value, 0, nullptr); }
+ private:
+  static status bad(std::string message) { return status(error_code::data_loss, std::move(message)); }
 
-  bool start_object(std::size_t /*elements*/) {
-    if (skip_depth_ > 0) return ++skip_depth_, true;
-    if (stack_.empty()) return push(frame::top);
-    switch (stack_.back()) {
-      case frame::top:
-        if (key_ == key_id::meta) {
-          seen_meta_ = true;
-          meta_keys_ = 0;
-          return push(frame::meta);
-        }
-        if (key_ == key_id::tensor_payload) return fail("tensor_payload: expected an array, got an object");
-        if (key_ == key_id::shape_payload) return fail("shape_payload: expected an array, got an object");
-        return skip();
-      case frame::tensor_array:
-        item_ = {};
-        item_is_tensor_ = true;
-        return push(frame::tensor_item);
-      case frame::shape_array:
-        item_ = {};
-        item_is_tensor_ = false;
-        return push(frame::shape_item);
-      case frame::meta:
-        if (key_ == key_id::other) return skip();
-        return fail(fmt::format("meta.{}: expected {}, got an object", meta_key_name(), meta_expected()));
-      case frame::tensor_item:
-        if (key_ == key_id::other) return skip();
-        return fail(fmt::format("{}: expected {}, got an object", item_path(), item_expected()));
-      case frame::shape_item:
-        if (key_ == key_id::other) return skip();
-        return fail(fmt::format("{}: expected {}, got an object", item_path(), item_expected()));
-      case frame::dims:
-        return fail(fmt::format("{}.shape: expected non-negative integers, got an object", item_path()));
+  bool read_document() {
+    od::json_type type{};
+    if (const auto e = doc_.type().get(type)) return invalid_json(e);
+    if (type != od::json_type::object) {
+      scalar_value top;
+      if (!inspect_scalar(doc_, type, top)) return false;
+      return fail(fmt::format("the top level: expected a JSON object, got {}", kind_name(top.kind)));
     }
-    return fail("unexpected object");
+    od::object root;
+    if (const auto e = doc_.get_object().get(root)) return invalid_json(e);
+    if (!read_top(root)) return false;
+    // The root object must be the whole document.
+    const char* next = nullptr;
+    if (doc_.current_location().get(next) == simdjson::SUCCESS) {
+      return invalid_json_at(next, "trailing content after the top-level object");
+    }
+    return true;
   }
 
-  bool end_object() {
-    if (skip_depth_ > 0) return --skip_depth_, true;
-    const frame f = stack_.back();
-    stack_.pop_back();
-    if (f == frame::tensor_item) {
-      if (!item_.has_name) return fail(fmt::format("{}: missing \"tensorname\"", item_path()));
-      if (!item_.has_start) return fail(fmt::format("{}: missing \"start_idx\"", item_path()));
-      if (!item_.has_length) return fail(fmt::format("{}: missing \"length\"", item_path()));
-      out_.tensors.push_back({item_.name_offset, item_.name_length, item_.start, item_.length});
+  bool fail(std::string message) {
+    if (problem_.empty()) problem_ = std::move(message);
+    return false;
+  }
+
+  bool invalid_json_at(const char* where, std::string_view reason) {
+    if (where != nullptr && where >= text_.data() && where <= text_.data() + text_.size()) {
+      return fail(fmt::format("not valid JSON (byte {}): {}", where - text_.data(), reason));
+    }
+    return fail(fmt::format("not valid JSON: {}", reason));
+  }
+
+  /// simdjson rejected the text: say where it stopped, when it knows.
+  bool invalid_json(simdjson::error_code e) {
+    const char* where = nullptr;
+    if (doc_.current_location().get(where) != simdjson::SUCCESS) where = nullptr;
+    return invalid_json_at(where, simdjson::error_message(e));
+  }
+
+  /// The kind (and content) of a scalar whose json_type is `type`; V is a value or the document.
+  template <typename V>
+  bool inspect_scalar(V& v, od::json_type type, scalar_value& out) {
+    switch (type) {
+      case od::json_type::object:
+        out.kind = value_kind::object;
+        return true;
+      case od::json_type::array:
+        out.kind = value_kind::array;
+        return true;
+      case od::json_type::string:
+        out.kind = value_kind::text;
+        if (const auto e = v.get_string().get(out.text)) return invalid_json(e);
+        return true;
+      case od::json_type::boolean: {
+        out.kind = value_kind::boolean;
+        bool b = false;
+        if (const auto e = v.get_bool().get(b)) return invalid_json(e);
+        return true;
+      }
+      case od::json_type::null: {
+        out.kind = value_kind::null_value;
+        bool is_null = false;
+        if (const auto e = v.is_null().get(is_null)) return invalid_json(e);
+        if (!is_null) return invalid_json(simdjson::INCORRECT_TYPE);
+        return true;
+      }
+      case od::json_type::number:
+        return inspect_number(v, out);
+    }
+    return invalid_json(simdjson::TAPE_ERROR);
+  }
+
+  template <typename V>
+  bool inspect_number(V& v, scalar_value& out) {
+    // Sizes and steps: the common case, one call.
+    if (v.get_uint64().get(out.number) == simdjson::SUCCESS) {
+      out.kind = value_kind::non_negative;
+      return true;
+    }
+    od::number_type type{};
+    if (const auto e = v.get_number_type().get(type)) return invalid_json(e);
+    if (type == od::number_type::unsigned_integer) {
+      uint64_t u = 0;
+      if (v.get_uint64().get(u) == simdjson::SUCCESS) {
+        out.kind = value_kind::non_negative;
+        out.number = u;
+        return true;
+      }
+    } else if (type == od::number_type::signed_integer) {
+      int64_t i = 0;
+      if (v.get_int64().get(i) == simdjson::SUCCESS) {
+        out.kind = i < 0 ? value_kind::negative : value_kind::non_negative;
+        out.number = i < 0 ? 0 : static_cast<uint64_t>(i);
+        return true;
+      }
+    }
+    // A fraction or exponent, or an integer literal outside 64 bits (Python and nlohmann read
+    // that as a float; simdjson's integer getters refuse it): valid JSON if it parses as a
+    // finite double. Malformed numbers ("01", "1.", "-") fail here too.
+    double d = 0;
+    if (const auto e2 = v.get_double().get(d)) return invalid_json(e2);
+    out.kind = value_kind::floating;
+    return true;
+  }
+
+  bool inspect(od::value& v, scalar_value& out) {
+    od::json_type type{};
+    if (const auto e = v.type().get(type)) return invalid_json(e);
+    return inspect_scalar(v, type, out);
+  }
+
+  // `inspect` for a value the schema expects to be of one type: one simdjson call when it is
+  // (simdjson's getters leave a value of another type unconsumed, so it can be inspected then).
+  bool inspect_expecting_integer(od::value& v, scalar_value& out) {
+    if (v.get_uint64().get(out.number) == simdjson::SUCCESS) {
+      out.kind = value_kind::non_negative;
+      return true;
+    }
+    return inspect(v, out);
+  }
+  bool inspect_expecting_string(od::value& v, scalar_value& out) {
+    const auto e = v.get_string().get(out.text);
+    if (e == simdjson::SUCCESS) {
+      out.kind = value_kind::text;
+      return true;
+    }
+    if (e != simdjson::INCORRECT_TYPE) return invalid_json(e);
+    return inspect(v, out);
+  }
+  /// The value as an object; false with `problem_` set when it is invalid JSON, or with `kind`
+  /// set (and `problem_` not) when it is valid JSON of another kind.
+  bool get_object(od::value& v, od::object& obj, value_kind& kind) {
+    const auto e = v.get_object().get(obj);
+    if (e == simdjson::SUCCESS) return true;
+    if (e != simdjson::INCORRECT_TYPE) return invalid_json(e);
+    scalar_value s;
+    if (inspect(v, s)) kind = s.kind;
+    return false;
+  }
+
+  /// Take the next field of an object. `key` is one of `known` when the key is spelled plainly
+  /// (all that json.dumps writes): compared in place, no copy. Any other key is unescaped (which
+  /// also checks its escapes), so "m\u0065ta" is "meta" as for json.loads.
+  template <std::size_t N>
+  bool next_field(simdjson::simdjson_result<od::field> result, const std::array<std::string_view, N>& known,
+                  std::string_view& key, od::value& value) {
+    od::field field;
+    if (const auto e = std::move(result).get(field)) return invalid_json(e);
+    const od::raw_json_string raw = field.key();
+    key = {};
+    for (const std::string_view k : known) {
+      if (raw.unsafe_is_equal(k)) {
+        key = k;
+        break;
+      }
+    }
+    if (key.empty()) {
+      if (const auto e = field.unescaped_key().get(key)) return invalid_json(e);
+    }
+    value = field.value();
+    return true;
+  }
+
+  /// Walk a value the schema does not use, so that invalid JSON anywhere is rejected. On-Demand
+  /// does not limit nesting, and this walk recurses: it stops at simdjson's DOM limit.
+  bool validate(od::value& v, std::size_t depth = 0) {
+    scalar_value s;
+    if (!inspect(v, s)) return false;
+    if ((s.kind == value_kind::object || s.kind == value_kind::array) && depth >= max_ignored_depth) {
+      const char* where = nullptr;
+      if (doc_.current_location().get(where) != simdjson::SUCCESS) where = nullptr;
+      return invalid_json_at(where, fmt::format("more than {} nested arrays or objects", max_ignored_depth));
+    }
+    if (s.kind == value_kind::object) {
+      od::object obj;
+      if (const auto e = v.get_object().get(obj)) return invalid_json(e);
+      for (auto field : obj) {
+        std::string_view key;
+        od::value inner;
+        if (!next_field(field, no_keys, key, inner)) return false;
+        if (!validate(inner, depth + 1)) return false;
+      }
+    } else if (s.kind == value_kind::array) {
+      od::array arr;
+      if (const auto e = v.get_array().get(arr)) return invalid_json(e);
+      for (auto element : arr) {
+        od::value inner;
+        if (const auto e = element.get(inner)) return invalid_json(e);
+        if (!validate(inner, depth + 1)) return false;
+      }
+    }
+    return true;
+  }
+
+  // ---- top level -----------------------------------------------------------------------------
+
+  bool read_top(od::object& root) {
+    for (auto field : root) {
+      std::string_view key;
+      od::value v;
+      if (!next_field(field, top_keys, key, v)) return false;
+      if (key == "meta") {
+        scalar_value s;
+        if (!inspect(v, s)) return false;
+        if (s.kind != value_kind::object) {
+          return fail(fmt::format("meta: expected an object, got {}", kind_name(s.kind)));
+        }
+        if (!read_meta(v)) return false;
+      } else if (key == "tensor_payload" || key == "shape_payload") {
+        const bool tensors = key == "tensor_payload";
+        scalar_value s;
+        if (!inspect(v, s)) return false;
+        if (s.kind != value_kind::array) {
+          return fail(fmt::format("{}: expected an array, got {}", key, kind_name(s.kind)));
+        }
+        od::array arr;
+        if (const auto e = v.get_array().get(arr)) return invalid_json(e);
+        if (tensors) {
+          seen_tensor_payload_ = true;
+          if (!read_tensor_payload(arr)) return false;
+        } else {
+          seen_shape_payload_ = true;
+          if (!read_shape_payload(arr)) return false;
+        }
+      } else if (!validate(v)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // ---- meta ----------------------------------------------------------------------------------
+
+  bool read_meta(od::value& v) {
+    od::object obj;
+    if (const auto e = v.get_object().get(obj)) return invalid_json(e);
+    seen_meta_ = true;
+    meta_keys_ = 0;
+    for (auto field : obj) {
+      std::string_view key;
+      od::value value;
+      if (!next_field(field, meta_keys, key, value)) return false;
+      ++meta_keys_;
+      if (key == "mode") {
+        if (!read_mode(value)) return false;
+      } else if (key == "mode_step") {
+        scalar_value s;
+        if (!inspect(value, s)) return false;
+        if (s.kind == value_kind::object || s.kind == value_kind::array) {
+          return fail(fmt::format("meta.mode_step: expected an integer, got {}", kind_name(s.kind)));
+        }
+        if (s.kind != value_kind::non_negative ||
+            s.number > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+          return fail(fmt::format("meta.mode_step: expected a non-negative integer, got {}",
+                                  kind_name(s.kind)));
+        }
+        out_.mode_step = static_cast<int64_t>(s.number);
+      } else if (key == "event_file_name") {
+        scalar_value s;
+        if (!inspect(value, s)) return false;
+        if (s.kind == value_kind::text) {
+          out_.has_event_file_name = true;
+          out_.event_file_name.assign(s.text);
+        } else if (s.kind != value_kind::null_value) {
+          return fail(fmt::format("meta.event_file_name: expected a string, got {}", kind_name(s.kind)));
+        }
+      } else if (!validate(value)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool read_mode(od::value& value) {
+    scalar_value s;
+    if (!inspect(value, s)) return false;
+    if (s.kind == value_kind::object || s.kind == value_kind::array) {
+      return fail(fmt::format("meta.mode: expected a mode name (TRAIN, EVAL, PREDICT or GLOBAL), got {}",
+                              kind_name(s.kind)));
+    }
+    if (s.kind != value_kind::text) {
+      return fail(fmt::format("meta.mode: expected a mode name, got {}", kind_name(s.kind)));
+    }
+    // smdebug: ModeKeys[mode.strip()]
+    std::string_view name = s.text;
+    const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n'; };
+    while (!name.empty() && blank(name.front())) name.remove_prefix(1);
+    while (!name.empty() && blank(name.back())) name.remove_suffix(1);
+    const std::optional<trialstat::mode> m = parse_mode_name(name);
+    if (!m) return fail(fmt::format("meta.mode: expected TRAIN, EVAL, PREDICT or GLOBAL, got \"{}\"", s.text));
+    out_.mode = m;
+    return true;
+  }
+
+  // ---- payloads ------------------------------------------------------------------------------
+
+  /// `"<what>" to be ...`, for a known key of an item.
+  static std::string_view expected_for(std::string_view key) {
+    if (key == "tensorname") return "\"tensorname\" to be a string";
+    if (key == "start_idx") return "\"start_idx\" to be a non-negative integer";
+    if (key == "length") return "\"length\" to be a non-negative integer";
+    if (key == "shape") return "\"shape\" to be an array of non-negative integers";
+    return "a value";
+  }
+
+  bool wrong_item_value(std::string_view payload, std::size_t index, std::string_view key, value_kind kind) {
+    return fail(fmt::format("{}[{}]: expected {}, got {}", payload, index, expected_for(key), kind_name(kind)));
+  }
+
+  /// Read one item's "tensorname" into the names arena.
+  bool read_name(od::value& value, std::string_view payload, std::size_t index, uint32_t& offset,
+                 uint32_t& length) {
+    scalar_value s;
+    if (!inspect_expecting_string(value, s)) return false;
+    if (s.kind != value_kind::text) return wrong_item_value(payload, index, "tensorname", s.kind);
+    offset = static_cast<uint32_t>(out_.names.size());
+    length = static_cast<uint32_t>(s.text.size());
+    out_.names.append(s.text);
+    return true;
+  }
+
+  bool read_tensor_payload(od::array& arr) {
+    constexpr std::string_view payload = "tensor_payload";
+    for (auto element : arr) {
+      od::value item;
+      if (const auto e = element.get(item)) return invalid_json(e);
+      od::object obj;
+      value_kind kind = value_kind::object;
+      if (!get_object(item, obj, kind)) {
+        if (!problem_.empty()) return false;
+        return fail(fmt::format("{}[{}]: expected an object, got {}", payload, tensor_count_, kind_name(kind)));
+      }
+      scalar_value s;
+      parsed_index::tensor_item t;
+      bool has_name = false, has_start = false, has_length = false;
+      for (auto field : obj) {
+        std::string_view key;
+        od::value value;
+        if (!next_field(field, tensor_keys, key, value)) return false;
+        if (key == "tensorname") {
+          if (!read_name(value, payload, tensor_count_, t.name_offset, t.name_length)) return false;
+          has_name = true;
+        } else if (key == "start_idx" || key == "length") {
+          if (!inspect_expecting_integer(value, s)) return false;
+          if (s.kind != value_kind::non_negative) return wrong_item_value(payload, tensor_count_, key, s.kind);
+          if (key == "start_idx") {
+            t.start_bytes = s.number;
+            has_start = true;
+          } else {
+            t.length_bytes = s.number;
+            has_length = true;
+          }
+        } else if (!validate(value)) {
+          return false;
+        }
+      }
+      if (!has_name) return fail(fmt::format("{}[{}]: missing \"tensorname\"", payload, tensor_count_));
+      if (!has_start) return fail(fmt::format("{}[{}]: missing \"start_idx\"", payload, tensor_count_));
+      if (!has_length) return fail(fmt::format("{}[{}]: missing \"length\"", payload, tensor_count_));
+      out_.tensors.push_back(t);
       ++tensor_count_;
-    } else if (f == frame::shape_item) {
-      if (!item_.has_name) return fail(fmt::format("{}: missing \"tensorname\"", item_path()));
-      if (!item_.has_shape) return fail(fmt::format("{}: missing \"shape\"", item_path()));
-      out_.shapes.push_back({item_.name_offset, item_.name_length, item_.dims_offset,
-                             static_cast<uint32_t>(out_.dims.size() - item_.dims_offset)});
+    }
+    return true;
+  }
+
+  bool read_shape_payload(od::array& arr) {
+    constexpr std::string_view payload = "shape_payload";
+    for (auto element : arr) {
+      od::value item;
+      if (const auto e = element.get(item)) return invalid_json(e);
+      od::object obj;
+      value_kind kind = value_kind::object;
+      if (!get_object(item, obj, kind)) {
+        if (!problem_.empty()) return false;
+        return fail(fmt::format("{}[{}]: expected an object, got {}", payload, shape_count_, kind_name(kind)));
+      }
+      scalar_value s;
+      parsed_index::shape_item shape;
+      bool has_name = false, has_shape = false;
+      for (auto field : obj) {
+        std::string_view key;
+        od::value value;
+        if (!next_field(field, shape_keys, key, value)) return false;
+        if (key == "tensorname") {
+          if (!read_name(value, payload, shape_count_, shape.name_offset, shape.name_length)) return false;
+          has_name = true;
+        } else if (key == "shape") {
+          if (!inspect(value, s)) return false;
+          if (s.kind != value_kind::array) return wrong_item_value(payload, shape_count_, key, s.kind);
+          if (!read_dims(value, shape)) return false;
+          has_shape = true;
+        } else if (key == "originalname") {  // not needed, but must be valid JSON
+          if (!inspect_expecting_string(value, s)) return false;
+          if ((s.kind == value_kind::object || s.kind == value_kind::array) && !validate(value)) return false;
+        } else if (!validate(value)) {
+          return false;
+        }
+      }
+      if (!has_name) return fail(fmt::format("{}[{}]: missing \"tensorname\"", payload, shape_count_));
+      if (!has_shape) return fail(fmt::format("{}[{}]: missing \"shape\"", payload, shape_count_));
+      out_.shapes.push_back(shape);
       ++shape_count_;
     }
     return true;
   }
 
-  bool start_array(std::size_t /*elements*/) {
-    if (skip_depth_ > 0) return ++skip_depth_, true;
-    if (stack_.empty()) return fail("the top level: expected a JSON object, got an array");
-    switch (stack_.back()) {
-      case frame::top:
-        if (key_ == key_id::tensor_payload) {
-          seen_tensor_payload_ = true;
-          return push(frame::tensor_array);
-        }
-        if (key_ == key_id::shape_payload) {
-          seen_shape_payload_ = true;
-          return push(frame::shape_array);
-        }
-        if (key_ == key_id::meta) return fail("meta: expected an object, got an array");
-        return skip();
-      case frame::shape_item:
-        if (key_ == key_id::shape) {
-          item_.has_shape = true;
-          item_.dims_offset = static_cast<uint32_t>(out_.dims.size());
-          return push(frame::dims);
-        }
-        if (key_ == key_id::other) return skip();
-        return fail(fmt::format("{}: expected {}, got an array", item_path(), item_expected()));
-      case frame::meta:
-        if (key_ == key_id::other) return skip();
-        return fail(fmt::format("meta.{}: expected {}, got an array", meta_key_name(), meta_expected()));
-      case frame::tensor_item:
-        if (key_ == key_id::other) return skip();
-        return fail(fmt::format("{}: expected {}, got an array", item_path(), item_expected()));
-      case frame::tensor_array:
-        return fail(fmt::format("tensor_payload[{}]: expected an object, got an array", tensor_count_));
-      case frame::shape_array:
-        return fail(fmt::format("shape_payload[{}]: expected an object, got an array", shape_count_));
-      case frame::dims:
-        return fail(fmt::format("{}.shape: expected non-negative integers, got an array", item_path()));
+  bool read_dims(od::value& value, parsed_index::shape_item& shape) {
+    od::array dims;
+    if (const auto e = value.get_array().get(dims)) return invalid_json(e);
+    shape.dims_offset = static_cast<uint32_t>(out_.dims.size());
+    for (auto element : dims) {
+      od::value dim;
+      if (const auto e = element.get(dim)) return invalid_json(e);
+      scalar_value s;
+      if (!inspect_expecting_integer(dim, s)) return false;
+      if (s.kind != value_kind::non_negative ||
+          s.number > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        return fail(fmt::format("shape_payload[{}].shape: expected non-negative integers, got {}",
+                                shape_count_, kind_name(s.kind)));
+      }
+      out_.dims.push_back(static_cast<int64_t>(s.number));
     }
-    return fail("unexpected array");
-  }
-
-  bool end_array() {
-    if (skip_depth_ > 0) return --skip_depth_, true;
-    stack_.pop_back();
+    shape.dims_count = static_cast<uint32_t>(out_.dims.size() - shape.dims_offset);
     return true;
   }
 
-  bool key(json::string_t& k) {
-    if (skip_depth_ > 0) return true;
-    const frame f = stack_.back();
-    key_ = classify(f, k);
-    if (f == frame::meta) {
-      ++meta_keys_;
-      meta_key_ = k;
-    }
-    return true;
-  }
+  // ---- after the whole document ----------------------------------------------------------------
 
-  bool parse_error(std::size_t position, const std::string& /*last_token*/,
-                   const nlohmann::detail::exception& ex) {
-    if (error.empty()) error = fmt::format("not valid JSON (byte {}): {}", position, ex.what());
-    return false;
-  }
-
-  // ---- after a successful parse ----------------------------------------------------------------
   [[nodiscard]] status finish() const {
     if (!seen_meta_ || meta_keys_ == 0) return bad("missing or empty \"meta\" object");
     if (!out_.mode) return bad("meta.mode: missing (expected TRAIN, EVAL, PREDICT or GLOBAL)");
@@ -227,353 +524,64 @@ class index_sax {
     return status::success();
   }
 
- private:
-  struct item_state {
-    bool has_name = false, has_start = false, has_length = false, has_shape = false;
-    uint32_t name_offset = 0, name_length = 0, dims_offset = 0;
-    uint64_t start = 0, length = 0;
-  };
+  static constexpr std::size_t max_ignored_depth = simdjson::DEFAULT_MAX_DEPTH;
 
-  static status bad(std::string message) { return status(error_code::data_loss, std::move(message)); }
-
-  bool push(frame f) {
-    stack_.push_back(f);
-    return true;
-  }
-  bool skip() {
-    skip_depth_ = 1;
-    return true;
-  }
-  bool fail(std::string message) {
-    if (error.empty()) error = std::move(message);
-    return false;
-  }
-
-  [[nodiscard]] std::string item_path() const {
-    return item_is_tensor_ ? fmt::format("tensor_payload[{}]", tensor_count_)
-                           : fmt::format("shape_payload[{}]", shape_count_);
-  }
-  [[nodiscard]] std::string item_expected() const {
-    switch (key_) {
-      case key_id::tensorname: return "\"tensorname\" to be a string";
-      case key_id::start_idx: return "\"start_idx\" to be a non-negative integer";
-      case key_id::length: return "\"length\" to be a non-negative integer";
-      case key_id::shape: return "\"shape\" to be an array of non-negative integers";
-      default: return "a value";
-    }
-  }
-  [[nodiscard]] std::string_view meta_key_name() const { return meta_key_; }
-  [[nodiscard]] std::string_view meta_expected() const {
-    switch (key_) {
-      case key_id::mode: return "a mode name (TRAIN, EVAL, PREDICT or GLOBAL)";
-      case key_id::mode_step: return "an integer";
-      case key_id::event_file_name: return "a string";
-      default: return "a value";
-    }
-  }
-
-  bool scalar(scalar_kind kind, uint64_t number, json::string_t* text) {
-    if (skip_depth_ > 0) return true;
-    if (stack_.empty()) return fail(fmt::format("the top level: expected a JSON object, got {}", kind_name(kind)));
-    switch (stack_.back()) {
-      case frame::top:
-        if (key_ == key_id::meta) return fail(fmt::format("meta: expected an object, got {}", kind_name(kind)));
-        if (key_ == key_id::tensor_payload) {
-          return fail(fmt::format("tensor_payload: expected an array, got {}", kind_name(kind)));
-        }
-        if (key_ == key_id::shape_payload) {
-          return fail(fmt::format("shape_payload: expected an array, got {}", kind_name(kind)));
-        }
-        return true;
-      case frame::meta:
-        return meta_scalar(kind, number, text);
-      case frame::tensor_array:
-        return fail(fmt::format("tensor_payload[{}]: expected an object, got {}", tensor_count_, kind_name(kind)));
-      case frame::shape_array:
-        return fail(fmt::format("shape_payload[{}]: expected an object, got {}", shape_count_, kind_name(kind)));
-      case frame::tensor_item:
-      case frame::shape_item:
-        return item_scalar(kind, number, text);
-      case frame::dims:
-        if (kind != scalar_kind::non_negative ||
-            number > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-          return fail(fmt::format("shape_payload[{}].shape: expected non-negative integers, got {}",
-                                  shape_count_, kind_name(kind)));
-        }
-        out_.dims.push_back(static_cast<int64_t>(number));
-        return true;
-    }
-    return true;
-  }
-
-  bool meta_scalar(scalar_kind kind, uint64_t number, json::string_t* text) {
-    switch (key_) {
-      case key_id::mode: {
-        std::optional<trialstat::mode> m;
-        if (kind == scalar_kind::text) {
-          std::string_view s = *text;
-          // smdebug: ModeKeys[mode.strip()]
-          while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n')) s.remove_prefix(1);
-          while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) s.remove_suffix(1);
-          m = parse_mode_name(s);
-        }
-        if (!m) {
-          return fail(kind == scalar_kind::text
-                          ? fmt::format("meta.mode: expected TRAIN, EVAL, PREDICT or GLOBAL, got \"{}\"", *text)
-                          : fmt::format("meta.mode: expected a mode name, got {}", kind_name(kind)));
-        }
-        out_.mode = m;
-        return true;
-      }
-      case key_id::mode_step:
-        if (kind == scalar_kind::non_negative &&
-            number <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-          out_.mode_step = static_cast<int64_t>(number);
-          return true;
-        }
-        return fail(fmt::format("meta.mode_step: expected a non-negative integer, got {}", kind_name(kind)));
-      case key_id::event_file_name:
-        if (kind == scalar_kind::text) {
-          out_.has_event_file_name = true;
-          out_.event_file_name = *text;
-          return true;
-        }
-        if (kind == scalar_kind::null_value) return true;
-        return fail(fmt::format("meta.event_file_name: expected a string, got {}", kind_name(kind)));
-      default:
-        return true;
-    }
-  }
-
-  bool item_scalar(scalar_kind kind, uint64_t number, json::string_t* text) {
-    switch (key_) {
-      case key_id::tensorname:
-        if (kind != scalar_kind::text) break;
-        item_.has_name = true;
-        item_.name_offset = static_cast<uint32_t>(out_.names.size());
-        item_.name_length = static_cast<uint32_t>(text->size());
-        out_.names.append(*text);
-        return true;
-      case key_id::start_idx:
-        if (kind != scalar_kind::non_negative) break;
-        item_.has_start = true;
-        item_.start = number;
-        return true;
-      case key_id::length:
-        if (kind != scalar_kind::non_negative) break;
-        item_.has_length = true;
-        item_.length = number;
-        return true;
-      case key_id::shape:
-        break;
-      default:
-        return true;
-    }
-    return fail(fmt::format("{}: expected {}, got {}", item_path(), item_expected(), kind_name(kind)));
-  }
-
+  od::document& doc_;
+  std::string_view text_;
   parsed_index& out_;
-  std::vector<frame> stack_;
-  int skip_depth_ = 0;
-  key_id key_ = key_id::other;
-  std::string meta_key_;
-  item_state item_;
-  std::size_t tensor_count_ = 0;
+  std::string problem_;
+  std::size_t tensor_count_ = 0;  ///< items read from tensor_payload arrays so far
   std::size_t shape_count_ = 0;
-  std::size_t meta_keys_ = 0;
-  bool item_is_tensor_ = true;
+  std::size_t meta_keys_ = 0;     ///< keys of the last "meta" object
   bool seen_meta_ = false;
   bool seen_tensor_payload_ = false;
   bool seen_shape_payload_ = false;
 };
 
-/// Outcome of the fast tokenizer.
-enum class fast_outcome : uint8_t {
-  accepted,         ///< the whole text was valid and every event was delivered
-  handler_stopped,  ///< the handler rejected an event (its `error` says why): final
-  declined,         ///< something outside the fast subset: parse again with nlohmann
-};
-
-/// A tokenizer for the subset of JSON that Python's json.dumps writes for index files: ASCII
-/// strings without escapes, non-negative integers of at most 18 digits, true/false/null,
-/// objects and arrays. It feeds the same SAX handler as nlohmann's parser, with the same events,
-/// so the schema logic has one definition. Anything else (escapes, non-ASCII bytes, negative or
-/// floating-point numbers, any syntax error) is declined and the caller re-parses the text with
-/// nlohmann-json, which then gives the authoritative result and error message. Index files are
-/// the catalog's hot path (one per step and worker; 1M entries must load well under a second),
-/// and nlohmann's lexer runs at ~100 MB/s; this one at several hundred.
-template <typename Sax>
-fast_outcome fast_parse(std::string_view text, Sax& sax, std::string& scratch) {
-  const char* p = text.data();
-  const char* const end = p + text.size();
-  char stack[32];
-  int depth = 0;
-  const auto skip_ws = [&] {
-    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
-  };
-  // Reads a string starting at the opening quote into scratch; false to decline.
-  const auto read_string = [&]() -> bool {
-    ++p;
-    const char* first = p;
-    while (p < end) {
-      const auto c = static_cast<unsigned char>(*p);
-      if (c == '"') break;
-      if (c == '\\' || c < 0x20 || c >= 0x80) return false;
-      ++p;
-    }
-    if (p == end) return false;
-    scratch.assign(first, static_cast<std::size_t>(p - first));
-    ++p;
-    return true;
-  };
-  constexpr auto unknown_size = static_cast<std::size_t>(-1);
-
-  enum class next : uint8_t { value, key, after_value };
-  next state = next::value;
-  skip_ws();
-  if (p == end) return fast_outcome::declined;
-  for (;;) {
-    switch (state) {
-      case next::value: {
-        if (p == end) return fast_outcome::declined;
-        const char c = *p;
-        if (c == '{') {
-          if (depth == static_cast<int>(sizeof(stack))) return fast_outcome::declined;
-          if (!sax.start_object(unknown_size)) return fast_outcome::handler_stopped;
-          stack[depth++] = '{';
-          ++p;
-          skip_ws();
-          if (p < end && *p == '}') {
-            ++p;
-            --depth;
-            if (!sax.end_object()) return fast_outcome::handler_stopped;
-            state = next::after_value;
-          } else {
-            state = next::key;
-          }
-          continue;
-        }
-        if (c == '[') {
-          if (depth == static_cast<int>(sizeof(stack))) return fast_outcome::declined;
-          if (!sax.start_array(unknown_size)) return fast_outcome::handler_stopped;
-          stack[depth++] = '[';
-          ++p;
-          skip_ws();
-          if (p < end && *p == ']') {
-            ++p;
-            --depth;
-            if (!sax.end_array()) return fast_outcome::handler_stopped;
-            state = next::after_value;
-          } else {
-            state = next::value;
-          }
-          continue;
-        }
-        if (c == '"') {
-          if (!read_string()) return fast_outcome::declined;
-          if (!sax.string(scratch)) return fast_outcome::handler_stopped;
-          state = next::after_value;
-          continue;
-        }
-        if (c >= '0' && c <= '9') {
-          const char* first = p;
-          uint64_t value = 0;
-          while (p < end && *p >= '0' && *p <= '9') value = value * 10 + static_cast<uint64_t>(*p++ - '0');
-          const auto digits = p - first;
-          if (digits > 18 || (digits > 1 && *first == '0')) return fast_outcome::declined;
-          if (p < end && (*p == '.' || *p == 'e' || *p == 'E')) return fast_outcome::declined;
-          if (!sax.number_unsigned(value)) return fast_outcome::handler_stopped;
-          state = next::after_value;
-          continue;
-        }
-        const std::string_view rest(p, static_cast<std::size_t>(end - p));
-        if (rest.substr(0, 4) == "null") {
-          p += 4;
-          if (!sax.null()) return fast_outcome::handler_stopped;
-        } else if (rest.substr(0, 4) == "true") {
-          p += 4;
-          if (!sax.boolean(true)) return fast_outcome::handler_stopped;
-        } else if (rest.substr(0, 5) == "false") {
-          p += 5;
-          if (!sax.boolean(false)) return fast_outcome::handler_stopped;
-        } else {
-          return fast_outcome::declined;
-        }
-        state = next::after_value;
-        continue;
-      }
-      case next::key: {
-        skip_ws();
-        if (p == end || *p != '"' || !read_string()) return fast_outcome::declined;
-        if (!sax.key(scratch)) return fast_outcome::handler_stopped;
-        skip_ws();
-        if (p == end || *p != ':') return fast_outcome::declined;
-        ++p;
-        skip_ws();
-        state = next::value;
-        continue;
-      }
-      case next::after_value: {
-        skip_ws();
-        if (depth == 0) return p == end ? fast_outcome::accepted : fast_outcome::declined;
-        if (p == end) return fast_outcome::declined;
-        const char open = stack[depth - 1];
-        if (*p == ',') {
-          ++p;
-          skip_ws();
-          state = open == '{' ? next::key : next::value;
-          continue;
-        }
-        if (open == '{' && *p == '}') {
-          ++p;
-          --depth;
-          if (!sax.end_object()) return fast_outcome::handler_stopped;
-          continue;
-        }
-        if (open == '[' && *p == ']') {
-          ++p;
-          --depth;
-          if (!sax.end_array()) return fast_outcome::handler_stopped;
-          continue;
-        }
-        return fast_outcome::declined;
-      }
-    }
-  }
-}
-
 }  // namespace
 
-status parse_index_json(std::string_view text, parsed_index& out) {
-  {
-    out.clear();
-    index_sax fast_sax(out);
-    thread_local std::string scratch;
-    switch (fast_parse(text, fast_sax, scratch)) {
-      case fast_outcome::accepted:
-        return fast_sax.finish();
-      case fast_outcome::handler_stopped:
-        return status(error_code::data_loss, fast_sax.error);
-      case fast_outcome::declined:
-        break;  // nlohmann decides, from the start
-    }
+struct index_json_parser::impl {
+  od::parser parser;
+  std::vector<char> padded;  ///< parse_unpadded's copy
+};
+
+index_json_parser::index_json_parser() : impl_(std::make_unique<impl>()) {}
+index_json_parser::~index_json_parser() = default;
+index_json_parser::index_json_parser(index_json_parser&&) noexcept = default;
+index_json_parser& index_json_parser::operator=(index_json_parser&&) noexcept = default;
+
+status index_json_parser::parse(std::string_view text, std::size_t buffer_size_bytes, parsed_index& out) {
+  out.clear();
+  if (buffer_size_bytes < text.size() || buffer_size_bytes - text.size() < simdjson::SIMDJSON_PADDING) {
+    return status(error_code::invalid_argument,
+                  fmt::format("index JSON buffer of {} bytes for {} bytes of text: needs {} bytes of padding",
+                              buffer_size_bytes, text.size(), simdjson::SIMDJSON_PADDING));
   }
-  return parse_index_json_nlohmann(text, out);
+  // A UTF-8 byte order mark is skipped, as json.loads(bytes) and nlohmann-json do (simdjson
+  // 3.0 does not); byte offsets in messages still count from the start of the file.
+  constexpr std::string_view bom = "\xEF\xBB\xBF";
+  const std::size_t skip = text.substr(0, bom.size()) == bom ? bom.size() : 0;
+  od::document doc;
+  if (const auto e = impl_->parser.iterate(text.substr(skip), buffer_size_bytes - skip).get(doc)) {
+    if (e == simdjson::MEMALLOC) {
+      return status(error_code::out_of_memory,
+                    fmt::format("cannot allocate simdjson buffers for {} bytes of JSON", text.size()));
+    }
+    if (e == simdjson::CAPACITY) {
+      return status(error_code::data_loss, fmt::format("not valid JSON: {} bytes is more than simdjson accepts",
+                                                       text.size()));
+    }
+    return status(error_code::data_loss, fmt::format("not valid JSON: {}", simdjson::error_message(e)));
+  }
+  index_reader reader(doc, text, out);
+  return reader.run();
 }
 
-status parse_index_json_nlohmann(std::string_view text, parsed_index& out) {
-  out.clear();
-  index_sax sax(out);
-  bool ok = false;
-  try {
-    ok = json::sax_parse(text.begin(), text.end(), &sax);
-  } catch (const std::exception& e) {  // nlohmann reports through the handler; belt and braces
-    return status(error_code::data_loss, fmt::format("not valid JSON: {}", e.what()));
-  }
-  if (!ok) {
-    return status(error_code::data_loss, sax.error.empty() ? std::string("not valid JSON") : sax.error);
-  }
-  return sax.finish();
+status index_json_parser::parse_unpadded(std::string_view text, parsed_index& out) {
+  auto& padded = impl_->padded;
+  padded.assign(text.size() + simdjson::SIMDJSON_PADDING, '\0');
+  if (!text.empty()) std::memcpy(padded.data(), text.data(), text.size());
+  return parse(std::string_view(padded.data(), text.size()), padded.size(), out);
 }
 
 }  // namespace trialstat::trial::detail
