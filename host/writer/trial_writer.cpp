@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "trialstat/writer/trial_writer.hpp"
+#include "trialstat/trial/name_regex.hpp"
 
 #include <algorithm>
 #include <chrono>
-#include <regex>
 #include <set>
 #include <unordered_set>
 
@@ -59,7 +59,7 @@ struct shape_entry {
 };
 
 struct compiled_collection {
-  std::vector<std::regex> regexes;
+  std::vector<trial::name_regex> regexes;  // Python re.search semantics, as smdebug
   std::set<std::string> members;
 };
 
@@ -108,13 +108,7 @@ struct trial_writer::state {
     if (!inserted) return;
     for (auto& c : collections) {
       for (const auto& rx : c.regexes) {
-        bool hit = false;
-        try {
-          hit = std::regex_search(it->begin(), it->end(), rx);
-        } catch (const std::regex_error&) {
-          hit = false;  // pathological backtracking: treat as no match rather than abort
-        }
-        if (hit) {
+        if (rx.search(*it)) {
           collections_dirty |= c.members.insert(*it).second;
           break;
         }
@@ -295,14 +289,13 @@ result<trial_writer> trial_writer::create(const std::filesystem::path& root, std
     }
     compiled_collection cc;
     for (const auto& rx : c.include_regex) {
-      try {
-        cc.regexes.emplace_back(rx, std::regex::ECMAScript | std::regex::optimize);
-      } catch (const std::regex_error& e) {
+      auto compiled = trial::name_regex::compile(rx);
+      if (!compiled) {
         return status(error_code::invalid_argument,
-                      fmt::format("trial writer: collection '{}': include_regex '{}' does not "
-                                  "compile: {}",
-                                  c.name, rx, e.what()));
+                      fmt::format("trial writer: collection '{}': {}", c.name,
+                                  compiled.error_status().message()));
       }
+      cc.regexes.push_back(std::move(*compiled));
     }
     cc.members.insert(c.tensor_names.begin(), c.tensor_names.end());
     s->collections.push_back(std::move(cc));

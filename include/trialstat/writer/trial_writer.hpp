@@ -116,8 +116,8 @@ class trial_writer {
   /// existing trial there is added to, and files of the same steps are replaced).
   /// @param worker  file-name part, e.g. "worker_0"; non-empty, no '/', no NUL
   /// @return the writer; errors: invalid_argument (bad worker name, num_workers < 1, a collection
-  ///   without a name or with duplicate names, an include_regex that does not compile as an
-  ///   ECMAScript regex — the subset of Python `re` syntax smdebug's defaults use); io_error
+  ///   without a name or with duplicate names, an include_regex that does not compile with
+  ///   Python `re` semantics — `trial::name_regex`); io_error
   ///   (root cannot be created), naming the path.
   [[nodiscard]] static result<trial_writer> create(const std::filesystem::path& root,
                                                    std::string worker, writer_options options = {});
