@@ -13,8 +13,7 @@ from .exceptions import (InvalidWorker, ShapeUnavailableForStep, SMDebugNotImple
                          StepNotYetAvailable, StepUnavailable, TensorUnavailableForStep,
                          from_core_error)
 from .modes import GLOBAL, to_mode
-from .reductions import ALLOWED_NORMS, ALLOWED_REDUCTIONS, get_numpy_reduction
-from .exceptions import SMDebugValueError
+from .reductions import get_numpy_reduction
 
 __all__ = ["Tensor"]
 
@@ -144,8 +143,8 @@ class Tensor:
     def reduction_value(self, step_num, reduction_name, mode=GLOBAL, worker=None, abs=False):
         """A saved reduction (0-d array, as written), else computed from the raw value with
         numpy (a numpy scalar; l1/l2 are numpy.linalg.norm: matrix norms for 2-D tensors)."""
-        if reduction_name not in ALLOWED_REDUCTIONS and reduction_name not in ALLOWED_NORMS:
-            raise SMDebugValueError("Invalid reduction type %s" % reduction_name)
+        # smdebug's order: saved record, else the raw value (the name is validated there),
+        # else TensorUnavailableForStep.
         mode = to_mode(mode)
         g, worker = self._locate(step_num, mode, worker)
         info = self.trial._core.entry(self.name, g, worker)
