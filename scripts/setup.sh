@@ -3,7 +3,9 @@
 # Set up trialstat on a fresh Debian 12 machine: install every dependency from Debian's registry,
 # then configure and build (Release) into ./build. Safe to run again.
 #   scripts/setup.sh [extra cmake -D options...]
-# Environment: BUILD_DIR (default build), BUILD_TYPE (default Release), SKIP_APT=1 to skip apt.
+# Environment: BUILD_DIR (default build), BUILD_TYPE (default Release), SKIP_APT=1 to skip apt,
+# SKIP_PYTHON=1 to skip the Python venvs, SKIP_PIP_INSTALL=1 to skip `pip install .` into .venv
+# (the build tree still builds trialstat._core for the tests), PYTHON (default python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +21,7 @@ packages=(
   libgtest-dev libgmock-dev           # tests
   libbenchmark-dev                    # bench/
   python3 python3-numpy               # bench/ numpy comparison, golden cross-checks
+  python3-venv python3-dev            # .venv (trialstat Python package), .venv-smdebug (parity)
 )
 
 if [[ "${SKIP_APT:-0}" != "1" ]]; then
@@ -40,7 +43,27 @@ if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi
 
+# Python: .venv (build deps of the trialstat package; trialstat itself below) and .venv-smdebug
+# (smdebug 1.0.34 with pinned versions it works with, for tests/python parity and bench/python).
+python_cmake=()
+if [[ "${SKIP_PYTHON:-0}" != "1" ]]; then
+  py="${PYTHON:-python3}"
+  "$py" -m venv --help >/dev/null 2>&1 || py=/usr/bin/python3
+  for venv in .venv .venv-smdebug; do
+    [[ -x "$venv/bin/python" ]] || "$py" -m venv "$venv"
+  done
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r tools/python/requirements-build.txt
+  .venv-smdebug/bin/python -m pip install -q --disable-pip-version-check -r tools/python/requirements-smdebug.txt
+  python_cmake=(-DTRIALSTAT_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$PWD/.venv/bin/python")
+fi
+
 build_dir="${BUILD_DIR:-build}"
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" "$@"
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" "${python_cmake[@]}" "$@"
 cmake --build "$build_dir" --parallel "$(nproc)"
+if [[ "${SKIP_PYTHON:-0}" != "1" && "${SKIP_PIP_INSTALL:-0}" != "1" ]]; then
+  # `pip install .` (scikit-build-core; CPU backend); build-dir keeps re-runs incremental.
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation . \
+    -C "build-dir=$build_dir/python-wheel"
+  echo "setup: installed the trialstat Python package into .venv"
+fi
 echo "setup: built into $build_dir (CLI: $build_dir/tools/trialstat/trialstat)"
