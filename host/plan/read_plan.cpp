@@ -42,8 +42,30 @@ void sorted_union(std::vector<T>& into, const std::vector<T>& more, Less less, E
   into.erase(std::unique(into.begin(), into.end(), equal), into.end());
 }
 
+/// NaN cannot be ordered (and no statistic is defined for it): drop it before sorting.
+void drop_nan(std::vector<double>& v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return x != x; }), v.end());
+}
+
+void union_doubles(std::vector<double>& into, const std::vector<double>& more) {
+  into.insert(into.end(), more.begin(), more.end());
+  drop_nan(into);
+  std::sort(into.begin(), into.end());
+  // −0.0 == +0.0: one entry.
+  into.erase(std::unique(into.begin(), into.end()), into.end());
+}
+
+void union_axes(std::vector<int64_t>& into, const std::vector<int64_t>& more) {
+  into.insert(into.end(), more.begin(), more.end());
+  std::sort(into.begin(), into.end());
+  into.erase(std::unique(into.begin(), into.end()), into.end());
+}
+
 /// Sort and deduplicate a request's lists in place (a single rule may repeat an entry).
 void normalise(tensor_request& r) {
+  union_doubles(r.percentiles, {});
+  union_doubles(r.equal_values, {});
+  union_axes(r.channel_axes, {});
   for (auto& p : r.axis0) p = canonical(p);
   sorted_union(r.allclose, {}, allclose_less,
                [](const auto& a, const auto& b) { return a == b; });
@@ -57,6 +79,10 @@ void tensor_request::merge(const tensor_request& other) {
   histogram_bins = std::max(histogram_bins, other.histogram_bins);
   history_depth = std::max(history_depth, other.history_depth);
   saved_reductions = saved_reductions || other.saved_reductions;
+  keep_values = keep_values || other.keep_values;
+  union_doubles(percentiles, other.percentiles);
+  union_doubles(equal_values, other.equal_values);
+  union_axes(channel_axes, other.channel_axes);
   std::vector<stats::axis0_predicate> more_axis0;
   more_axis0.reserve(other.axis0.size());
   for (const auto& p : other.axis0) more_axis0.push_back(canonical(p));

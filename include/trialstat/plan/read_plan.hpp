@@ -25,9 +25,30 @@ struct tensor_request {
   std::vector<stats::allclose_params> allclose;   ///< parameter sets for pairwise violations
   std::vector<stats::axis0_predicate> axis0;      ///< per-node counts wanted
   bool saved_reductions = false;       ///< read the saved reduction records too
+  /// Percentiles wanted, in percent (numpy 'linear', stats/order_statistics.hpp): sorted,
+  /// unique; NaN entries are dropped. Record: `statistics_record::percentiles`.
+  std::vector<double> percentiles;
+  /// count(x == v) wanted for each v (stats/value_counts.hpp): sorted, unique, NaN dropped; at
+  /// most stats::max_counted_values per tensor. Record: `statistics_record::equal_counts`.
+  std::vector<double> equal_values;
+  /// Per-channel sums wanted along each axis (Python-style, −1 = last; stats/channel_sums.hpp):
+  /// sorted, unique as given (−1 and rank − 1 are distinct entries; both give the same record).
+  /// Record: `statistics_record::channel_sums`, for the axes valid for the tensor's rank.
+  std::vector<int64_t> channel_axes;
+  /// Hand the decoded element bytes to the rules (`statistics_record::values()`, valid during
+  /// the step callback only), for rules that combine the raw values of several tensors at one
+  /// step (Confusion, ClassImbalance) or compare them with another trial (SimilarAcrossRuns).
+  bool keep_values = false;
 
   /// @brief Union with another request (OR of flags, max of sizes, set union of lists).
   void merge(const tensor_request& other);
+
+  /// @brief Whether anything requested needs the raw tensor decoded (moments, histogram,
+  /// history, axis-0 counts, percentiles, equality counts, channel sums or kept values).
+  [[nodiscard]] bool needs_raw() const noexcept {
+    return moments || histogram_bins > 0 || history_depth > 0 || !axis0.empty() ||
+           !percentiles.empty() || !equal_values.empty() || !channel_axes.empty() || keep_values;
+  }
 };
 
 /// @brief The merged needs of all rules (or of `trialstat stats`).

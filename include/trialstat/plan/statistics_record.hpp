@@ -12,9 +12,11 @@
 #include "trialstat/dtype.hpp"
 #include "trialstat/mode.hpp"
 #include "trialstat/stats/axis_counts.hpp"
+#include "trialstat/stats/channel_sums.hpp"
 #include "trialstat/stats/histogram.hpp"
 #include "trialstat/stats/moments.hpp"
 #include "trialstat/stats/pairwise.hpp"
+#include "trialstat/tensor_view.hpp"
 #include "trialstat/trial/catalog.hpp"
 
 namespace trialstat::plan {
@@ -33,6 +35,19 @@ struct reduction_value {
   bool abs = false;
   double value = 0.0;
   dtype type = dtype::float32;
+};
+
+/// @brief One requested percentile of a tensor (numpy 'linear'; NaN when the tensor holds NaN or
+/// is empty — stats/order_statistics.hpp).
+struct percentile_value {
+  double q = 0.0;      ///< percent, as requested
+  double value = 0.0;
+};
+
+/// @brief count(x == value) of a tensor (stats/value_counts.hpp).
+struct equal_count {
+  double value = 0.0;
+  int64_t count = 0;
 };
 
 /// @brief Everything computed for one (tensor, step, worker).
@@ -56,6 +71,44 @@ struct statistics_record {
   std::vector<previous_comparison> previous;         ///< most recent previous step first
   std::vector<stats::axis0_counts> axis0;            ///< parallel to the request's predicates
   std::vector<reduction_value> saved_reductions;     ///< when requested
+  /// One per requested percentile, in the merged request's (ascending) order.
+  std::vector<percentile_value> percentiles;
+  /// One per requested value, in the merged request's (ascending) order.
+  std::vector<equal_count> equal_counts;
+  /// One per requested axis valid for this tensor's rank (`axis` normalised to [0, rank)).
+  std::vector<stats::channel_sums> channel_sums;
+  /// `keep_values`: the decoded elements (host memory, little-endian `type`, `num_elements`,
+  /// C order, any alignment). Valid only during the step callback; null when not requested or
+  /// when the raw tensor is unusable (`raw_status`).
+  const std::byte* values_data = nullptr;
+
+  /// @brief The kept values as a view (`data` null when there are none; shape = `shape`).
+  [[nodiscard]] tensor_view values() const noexcept {
+    return tensor_view{values_data, type, shape, num_elements, memory_kind::host};
+  }
+  /// @brief The requested percentile `q`, if computed for this record.
+  [[nodiscard]] std::optional<double> percentile(double q) const noexcept {
+    for (const auto& p : percentiles) {
+      if (p.q == q) return p.value;
+    }
+    return std::nullopt;
+  }
+  /// @brief count(x == value), if computed for this record.
+  [[nodiscard]] std::optional<int64_t> equal_count_of(double value) const noexcept {
+    for (const auto& e : equal_counts) {
+      if (e.value == value) return e.count;
+    }
+    return std::nullopt;
+  }
+  /// @brief The channel sums along `axis` (Python-style), if computed for this record.
+  [[nodiscard]] const stats::channel_sums* channel_sums_along(int64_t axis) const noexcept {
+    const auto rank = static_cast<int64_t>(shape.size());
+    const int64_t normalised = axis < 0 ? axis + rank : axis;
+    for (const auto& c : channel_sums) {
+      if (c.axis == normalised) return &c;
+    }
+    return nullptr;
+  }
 };
 
 /// @brief All records of one saved global step (every worker), in (worker, tensor) order.
