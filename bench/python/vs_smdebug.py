@@ -62,10 +62,11 @@ def make_trial(trainer, path, kind, target):
     open(marker, "w").close()
 
 
-def run(cmd, trial, stdout=subprocess.PIPE):
+def run(cmd, trial, stdout=subprocess.PIPE, env=None):
     warm(trial)
     start = time.perf_counter()
-    result = subprocess.run(cmd, stdout=stdout, stderr=subprocess.PIPE, text=True, check=False)
+    result = subprocess.run(cmd, stdout=stdout, stderr=subprocess.PIPE, text=True, check=False,
+                            env=env)
     elapsed = time.perf_counter() - start
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{result.stderr[-3000:]}")
@@ -119,8 +120,12 @@ def main():
             check_same(json.loads(out), ours, kind)
             times["python"].append(t)
             with open(os.devnull, "w") as devnull:
+                # Passive OpenMP waiting, as the Python package sets by default (see
+                # tools/python/trialstat/__init__.py): spinning workers on a busy 2-core
+                # machine made the CLI up to 15x slower.
+                env = dict(os.environ, OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY", "PASSIVE"))
                 t, _ = run([cli, "stats", path, "--format", "csv", "--device", args.device], path,
-                           stdout=devnull)
+                           stdout=devnull, env=env)
             times["cli"].append(t)
         med = {k: statistics.median(v) for k, v in times.items()}
         row = {"trial": kind, "bytes": size, "files": files, "values": ours["values"],
@@ -135,15 +140,20 @@ def main():
 def write_results(args, rows):
     if not rows:
         return
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     lines = [BEGIN, "## Python API and CLI vs smdebug 1.0.34 (bench/python/vs_smdebug.py)", "",
              f"Machine: {args.label}; {platform.processor() or platform.machine()}, "
-             f"{os.cpu_count()} CPUs; {time.strftime('%Y-%m-%d')}. Device: `{args.device}`.",
+             f"{os.cpu_count()} CPUs, load average {load:.1f} at the end of the run; "
+             f"{time.strftime('%Y-%m-%d')}. Device: `{args.device}`.",
              "Whole processes, warm page cache (trial read right before each run), median of "
              f"{args.repeat} (smdebug: {args.smdebug_repeat}). The statistics VanishingGradient, "
              "ExplodingTensor, AllZero and WeightUpdateRatio need, every tensor and step; the three "
              "answers are checked equal before timing counts. smdebug: `value()` + numpy per "
-             "tensor; python: `trialstat.create_trial(path).stats()`; CLI: `trialstat stats "
-             "--format csv` (adds 64-bin histograms).", "",
+             "tensor; python: `trialstat.create_trial(path).stats()` (dict of numpy arrays); CLI: "
+             "`trialstat stats --format csv > /dev/null` (also 64-bin histograms and CSV text), "
+             "run with `OMP_WAIT_POLICY=PASSIVE` like the Python package. Whole-process times "
+             "include interpreter start-up and imports (numpy ≈ 0.1–0.3 s here; smdebug's "
+             "imports ≈ 1.5 s).", "",
              "| trial | size | tensors×steps | smdebug + numpy | trialstat Python | speed-up | "
              "trialstat CLI | speed-up |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
