@@ -3,10 +3,14 @@
 // records emitted in global-step order.
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <filesystem>
 #include <mutex>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "host/pipeline/step_reader.hpp"
 #include "trialstat/pipeline/statistics_executor.hpp"
@@ -51,6 +55,50 @@ class batch_exchange {
   bool closed_ = false;
 };
 
+/// Live trials: whether every record of `info` that `plan` needs lies wholly inside its event
+/// file as the file is now. A file that is missing or shorter than the index says is a record
+/// cut short at the tail (truncated_record: retry later). Other stat failures are left to the
+/// reader, which reports them per record.
+status check_step_files(const trial::catalog& trial, const plan::read_plan& plan,
+                        const trial::step_info& info) {
+  std::vector<std::pair<trial::file_id, uint64_t>> ends;  // (file, largest record end), few
+  const auto note = [&](const trial::record_location& at) {
+    const uint64_t end = at.start_bytes + at.length_bytes;
+    for (auto& [file, largest] : ends) {
+      if (file == at.event_file) {
+        largest = std::max(largest, end);
+        return;
+      }
+    }
+    ends.emplace_back(at.event_file, end);
+  };
+  for (const trial::tensor_entry& entry : trial.entries_at(info.step)) {
+    const plan::tensor_request* request = plan.find(entry.tensor);
+    if (request == nullptr) continue;
+    if (entry.raw && detail::needs_raw(*request)) note(*entry.raw);
+    if (request->saved_reductions) {
+      for (const auto& reduction : entry.reductions) note(reduction.location);
+    }
+  }
+  for (const auto& [file, end] : ends) {
+    const std::filesystem::path& rel = trial.event_file(file);
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(trial.root() / rel, ec);
+    if (ec == std::errc::no_such_file_or_directory) {
+      return status(error_code::truncated_record,
+                    fmt::format("{}: event file of step {} not there yet (its index file is)",
+                                rel.string(), info.step));
+    }
+    if (!ec && size < end) {
+      return status(error_code::truncated_record,
+                    fmt::format("{}: {} bytes, but the index of step {} lists records up to byte "
+                                "{} (a record cut short at the tail)",
+                                rel.string(), size, info.step, end));
+    }
+  }
+  return status::success();
+}
+
 }  // namespace
 
 struct statistics_stream::state {
@@ -60,6 +108,7 @@ struct statistics_stream::state {
   std::unique_ptr<statistics_executor> executor;
   std::optional<int64_t> last_step;
   detail::step_batch batches[2];
+  status unfinished[2];  // live trials: why batches[i]'s step is not fully written yet
   tensor_batch work;
 
   bool in_range(int64_t step) const {
@@ -93,12 +142,17 @@ struct statistics_stream::state {
 
 statistics_stream::statistics_stream(const trial::catalog& trial, plan::read_plan plan,
                                      pipeline_options options)
-    : state_(std::make_unique<state>(state{trial, std::move(plan), options, nullptr, std::nullopt, {}, {}})) {}
+    : state_(std::make_unique<state>(
+          state{trial, std::move(plan), options, nullptr, std::nullopt, {}, {}, {}})) {}
 statistics_stream::~statistics_stream() = default;
 statistics_stream::statistics_stream(statistics_stream&&) noexcept = default;
 statistics_stream& statistics_stream::operator=(statistics_stream&&) noexcept = default;
 
 std::optional<int64_t> statistics_stream::last_step() const noexcept { return state_->last_step; }
+void statistics_stream::set_plan(plan::read_plan plan) { state_->plan = std::move(plan); }
+void statistics_stream::set_stop_at_unfinished_records(bool stop) noexcept {
+  state_->options.stop_at_unfinished_records = stop;
+}
 const plan::read_plan& statistics_stream::plan() const noexcept { return state_->plan; }
 
 result<pipeline_counters> statistics_stream::advance(const step_callback& on_step,
@@ -125,13 +179,33 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
     for (const trial::step_info& info : todo) {
       detail::step_batch* batch = exchange.take_free();
       if (batch == nullptr) return;  // the consumer stopped
-      (void)reader.read_step(info, *batch);
+      status& unfinished = s.unfinished[batch == &s.batches[0] ? 0 : 1];
+      unfinished = s.options.stop_at_unfinished_records ? check_step_files(s.trial, s.plan, info)
+                                                        : status::success();
+      if (unfinished.ok()) {
+        (void)reader.read_step(info, *batch);
+      } else {
+        batch->info = info;  // not read: the consumer stops before it
+      }
       exchange.give_full(batch);
     }
   });
   status failure;
   for (std::size_t i = 0; i < todo.size(); ++i) {
     detail::step_batch* batch = exchange.take_full();
+    if (s.options.stop_at_unfinished_records) {
+      status unfinished = s.unfinished[batch == &s.batches[0] ? 0 : 1];
+      for (const auto& r : batch->records) {
+        if (!unfinished.ok()) break;
+        if (r.raw_status.code() == error_code::truncated_record) unfinished = r.raw_status;
+      }
+      if (!unfinished.ok()) {  // retry this step after the next refresh
+        counters.unfinished_step = batch->info.step;
+        counters.unfinished_reason = std::move(unfinished);
+        exchange.close();
+        break;
+      }
+    }
     failure = s.compute(*batch);
     if (!failure.ok()) {
       exchange.close();

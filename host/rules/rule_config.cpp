@@ -2,6 +2,7 @@
 // SageMaker-shaped rule configurations (DebugRuleConfigurations) → rule_config_entry list.
 #include "trialstat/rules/rule_config.hpp"
 
+#include <charconv>
 #include <fstream>
 #include <sstream>
 
@@ -47,6 +48,64 @@ result<std::string> parameter_text(const json& value, std::string_view source, s
   }
 }
 
+/// `Actions` (our addition, issue 4): see rule_config.hpp.
+status parse_actions(const json& actions, std::string_view source, std::size_t index,
+                     rule_actions& out) {
+  if (actions.is_null()) return status::success();
+  if (!actions.is_object()) {
+    return shape_error(source, index,
+                       fmt::format("Actions must be an object, got {}", actions.type_name()));
+  }
+  for (const auto& [key, value] : actions.items()) {
+    if (key == "stop_signal_file") {
+      if (!value.is_string() || value.get<std::string>().empty()) {
+        return shape_error(source, index, "Actions 'stop_signal_file' must be a non-empty string");
+      }
+      out.stop_signal_file = value.get<std::string>();
+    } else if (key == "command") {
+      if (value.is_string() && !value.get<std::string>().empty()) {
+        out.shell_command = value.get<std::string>();
+      } else if (value.is_array() && !value.empty()) {
+        for (const json& arg : value) {
+          if (!arg.is_string()) {
+            return shape_error(source, index, "Actions 'command': a list must hold strings");
+          }
+          out.command.push_back(arg.get<std::string>());
+        }
+        if (out.command.front().empty()) {
+          return shape_error(source, index, "Actions 'command': the program name is empty");
+        }
+      } else {
+        return shape_error(source, index,
+                           "Actions 'command' must be a non-empty list of strings (run without a "
+                           "shell) or a non-empty string (run with /bin/sh -c)");
+      }
+    } else if (key == "exit_status") {
+      std::optional<long long> number;
+      if (value.is_number_integer()) {
+        number = value.get<long long>();
+      } else if (value.is_string()) {
+        const std::string text = value.get<std::string>();
+        long long parsed = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), parsed);
+        if (ec == std::errc() && end == text.data() + text.size() && !text.empty()) number = parsed;
+      }
+      if (!number || *number < 0 || *number > 255) {
+        return shape_error(source, index,
+                           fmt::format("Actions 'exit_status' must be an integer in [0, 255], got {}",
+                                       value.dump()));
+      }
+      out.exit_status = static_cast<int>(*number);
+    } else {
+      return shape_error(source, index,
+                         fmt::format("Actions has an unknown key '{}' (known: stop_signal_file, "
+                                     "command, exit_status)",
+                                     key));
+    }
+  }
+  return status::success();
+}
+
 result<rule_config_entry> parse_entry(const json& entry, std::string_view source,
                                       std::size_t index) {
   if (!entry.is_object()) {
@@ -75,6 +134,9 @@ result<rule_config_entry> parse_entry(const json& entry, std::string_view source
     return shape_error(source, index, "RuleConfigurationName must be a string");
   } else {
     out.configuration_name = out.rule_name;
+  }
+  if (const auto actions = entry.find("Actions"); actions != entry.end()) {
+    TRIALSTAT_RETURN_IF_ERROR(parse_actions(*actions, source, index, out.actions));
   }
   return out;
 }

@@ -48,6 +48,13 @@ struct pipeline_options {
   /// Global steps [step_begin, step_end) to visit, intersected with the plan's range.
   std::optional<int64_t> step_begin;
   std::optional<int64_t> step_end;
+  /// Live trials (additive, issue 4): before a step is computed, check that every record it
+  /// needs lies wholly inside its event file as the file is now; if a file is missing or shorter
+  /// than the index says (a record cut short at the tail: still being written, or an index
+  /// uploaded before its event file), or a record reads as `truncated_record`, stop *before* that
+  /// step — nothing of it is emitted — and report it in `pipeline_counters::unfinished_step`. The
+  /// next `advance` retries it. Off (the default), such records fail individually (`raw_status`).
+  bool stop_at_unfinished_records = false;
 };
 
 /// @brief Counters of one run (for reports and benchmarks).
@@ -57,6 +64,10 @@ struct pipeline_counters {
   int64_t failed_records = 0;     ///< records whose raw tensor could not be used (raw_status)
   int64_t bytes_read = 0;         ///< event-file bytes read
   int64_t tensor_bytes = 0;       ///< tensor content bytes reduced
+  /// With `pipeline_options::stop_at_unfinished_records`: the step this call stopped before
+  /// because a record of it is not fully written yet (retry after the next catalog refresh).
+  std::optional<int64_t> unfinished_step;
+  status unfinished_reason;       ///< why (names the event file, byte offset and sizes)
 };
 
 /// @brief Called once per saved global step (ascending) with all records of that step.
@@ -89,6 +100,14 @@ class statistics_stream {
   ///   kernel error); after an error the stream should not be advanced again.
   [[nodiscard]] result<pipeline_counters> advance(const step_callback& on_step,
                                                   bool include_incomplete = false);
+
+  /// @brief Replace the plan from the next `advance` on (live trials: the catalog learned new
+  /// tensors or collections, so the rules asked for more). Kept pairwise history of tensors that
+  /// stay requested is preserved (it lives in the executor, keyed by tensor and worker).
+  void set_plan(plan::read_plan plan);
+  /// @brief Turn `pipeline_options::stop_at_unfinished_records` on or off from the next
+  /// `advance` on (a watcher turns it off for its final pass once training has ended).
+  void set_stop_at_unfinished_records(bool stop) noexcept;
 
   /// @brief The last global step processed, or nullopt before the first.
   [[nodiscard]] std::optional<int64_t> last_step() const noexcept;

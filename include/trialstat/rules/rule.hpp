@@ -5,6 +5,7 @@
 /// Sources: spec/RULES.md §1 (framework, statuses), §2 (conventions), §3 (built-in rules).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -69,6 +70,17 @@ class rule {
 
   /// @brief Called once after the last step (for rules that conclude at the end).
   virtual void finish(const trial::catalog& /*trial*/, std::vector<finding>& /*findings*/) {}
+
+  /// @brief Live trials (additive, issue 4): called by a watcher after every poll of the trial
+  /// — after `catalog::refresh()` and after the new complete steps went through
+  /// `evaluate_step` — with the current wall-clock time, for time-based rules (StalledTraining:
+  /// spec/RULES.md §3.19). Progress can be judged from `trial` (e.g. `step_infos()`,
+  /// `entries().size()`, `training_ended()`). Append findings for conditions met now; their
+  /// `step` should be the last saved global step known (or -1 for none). Default: nothing.
+  /// Never called by one-shot evaluation (`trialstat rules`). Must not throw.
+  virtual void on_poll(const trial::catalog& /*trial*/,
+                       std::chrono::system_clock::time_point /*now*/,
+                       std::vector<finding>& /*findings*/) {}
 };
 
 /// @brief Create a built-in rule by smdebug name with SageMaker-style string parameters.
