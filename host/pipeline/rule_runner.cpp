@@ -1,61 +1,229 @@
 // SPDX-License-Identifier: Apache-2.0
-// Several rules, one pass: merge every rule's needs into one read plan, run the statistics
-// pipeline once, and feed each step to every rule that prepared successfully.
+// Several rules, one pass: merge every rule's needs into one read plan, run one statistics
+// stream, and feed each step to every rule that prepared successfully. Incremental for live
+// trials (rule_session); evaluate_rules is the one-shot form.
 #include "trialstat/pipeline/rule_runner.hpp"
 
+#include <algorithm>
 #include <string>
+#include <tuple>
 
 namespace trialstat::pipeline {
+namespace {
 
-result<std::vector<rule_result>> evaluate_rules(const trial::catalog& trial,
-                                                std::vector<rule_invocation>& invocations,
-                                                const pipeline_options& options) {
-  std::vector<rule_result> results(invocations.size());
-  std::vector<rules::rule*> active;
-  std::vector<std::size_t> active_index;
-  plan::read_plan merged;
-  for (std::size_t i = 0; i < invocations.size(); ++i) {
-    rule_invocation& invocation = invocations[i];
-    rule_result& out = results[i];
+/// What a rule's preparation depends on: when any of it changes, the rules are prepared again.
+/// Every field only grows while a trial is written, so equality means "nothing new".
+struct catalog_signature {
+  std::size_t tensors = 0, collections = 0, steps = 0, entries = 0, modes = 0, workers = 0;
+  int num_workers = 0;
+  bool ended = false;
+
+  static catalog_signature of(const trial::catalog& t) {
+    return {t.tensor_names().size(), t.collections().size(), t.step_infos().size(),
+            t.entries().size(),      t.modes().size(),       t.workers().size(),
+            t.num_workers(),         t.training_ended()};
+  }
+  bool operator==(const catalog_signature&) const = default;
+};
+
+}  // namespace
+
+struct rule_session::state {
+  const trial::catalog& trial;
+  std::vector<rule_invocation> invocations;
+  std::vector<rule_result> results;
+  std::vector<std::size_t> active;          // indices of rules that prepared successfully
+  std::vector<std::size_t> reported;        // per rule: findings already handed out
+  std::vector<rule_transition> transitions;
+  std::optional<statistics_stream> stream;
+  pipeline_options options;
+  bool live = false;
+  bool finished = false;
+  catalog_signature prepared_for;
+
+  state(const trial::catalog& t, std::vector<rule_invocation> rules, const pipeline_options& o,
+        bool is_live)
+      : trial(t), invocations(std::move(rules)), options(o), live(is_live) {
+    options.stop_at_unfinished_records = live;
+  }
+
+  void transition(std::size_t i, rules::rule_status to, std::string details = {}) {
+    rule_result& r = results[i];
+    rule_transition t;
+    t.rule = i;
+    t.from = r.status;
+    t.to = to;
+    t.details = std::move(details);
+    if (to == rules::rule_status::issues_found && !r.findings.empty()) {
+      t.step = r.findings.front().step;
+      t.finding = r.findings.front();
+    } else if (stream) {
+      t.step = stream->last_step();
+    }
+    r.status = to;
+    if (to == rules::rule_status::error) r.status_details = t.details;
+    transitions.push_back(std::move(t));
+  }
+
+  /// A rule that fails here leaves the session (Error).
+  void drop(std::size_t i, const status& why) {
+    active.erase(std::remove(active.begin(), active.end(), i), active.end());
+    transition(i, rules::rule_status::error, why.to_string());
+  }
+
+  /// Prepare every active rule against the catalog as it is now and merge their plans.
+  plan::read_plan prepare_all() {
+    plan::read_plan merged;
+    for (const std::size_t i : std::vector<std::size_t>(active)) {
+      // Prepare into a private plan first, so a rule that fails halfway adds nothing.
+      plan::read_plan own;
+      status prepared = invocations[i].rule->prepare(trial, own);
+      if (!prepared.ok()) {
+        drop(i, prepared);
+        continue;
+      }
+      for (const auto& [tensor, request] : own.requests()) merged.request(tensor, request);
+    }
+    for (const std::size_t i : active) invocations[i].rule->plan_ready(merged);
+    prepared_for = catalog_signature::of(trial);
+    return merged;
+  }
+
+  /// Rules with their first findings go InProgress → IssuesFound.
+  void note_findings() {
+    for (const std::size_t i : active) {
+      if (results[i].status == rules::rule_status::in_progress && !results[i].findings.empty()) {
+        transition(i, rules::rule_status::issues_found);
+      }
+    }
+  }
+
+  result<session_progress> run(bool include_incomplete) {
+    session_progress progress;
+    if (active.empty()) return progress;
+    if (live && !(catalog_signature::of(trial) == prepared_for)) {
+      stream->set_plan(prepare_all());
+      progress.replanned = true;
+      if (active.empty()) return progress;
+    }
+    auto counters = stream->advance(
+        [&](const plan::step_statistics& step) {
+          for (const std::size_t i : active) {
+            invocations[i].rule->evaluate_step(trial, step, results[i].findings);
+          }
+        },
+        include_incomplete);
+    if (!counters) return counters.error_status();
+    progress.counters = std::move(*counters);
+    progress.last_step = stream->last_step();
+    note_findings();
+    return progress;
+  }
+};
+
+rule_session::rule_session(const trial::catalog& trial, std::vector<rule_invocation> rules,
+                           const pipeline_options& options, bool live)
+    : state_(std::make_unique<state>(trial, std::move(rules), options, live)) {
+  state& s = *state_;
+  s.results.resize(s.invocations.size());
+  s.reported.assign(s.invocations.size(), 0);
+  for (std::size_t i = 0; i < s.invocations.size(); ++i) {
+    rule_invocation& invocation = s.invocations[i];
+    rule_result& out = s.results[i];
     out.configuration_name = invocation.configuration_name;
+    out.status = rules::rule_status::in_progress;
     if (!invocation.rule) {
       out.rule_name = invocation.configuration_name;
-      out.status = rules::rule_status::error;
-      out.status_details = invocation.error.to_string();
+      s.transition(i, rules::rule_status::error,
+                   invocation.error.ok() ? std::string("the rule could not be built")
+                                         : invocation.error.to_string());
       continue;
     }
     out.rule_name = std::string(invocation.rule->name());
     if (out.configuration_name.empty()) out.configuration_name = out.rule_name;
-    // Prepare into a private plan first, so a rule that fails halfway adds nothing.
-    plan::read_plan own;
-    status prepared = invocation.rule->prepare(trial, own);
-    if (!prepared.ok()) {
-      out.status = rules::rule_status::error;
-      out.status_details = prepared.to_string();
-      continue;
-    }
-    for (const auto& [tensor, request] : own.requests()) merged.request(tensor, request);
-    active.push_back(invocation.rule.get());
-    active_index.push_back(i);
+    s.active.push_back(i);
   }
+  plan::read_plan merged = s.prepare_all();
+  s.stream.emplace(trial, std::move(merged), s.options);
+}
 
-  if (!active.empty()) {
-    for (rules::rule* rule : active) rule->plan_ready(merged);
-    auto run = run_statistics(trial, merged, options, [&](const plan::step_statistics& step) {
-      for (std::size_t r = 0; r < active.size(); ++r) {
-        active[r]->evaluate_step(trial, step, results[active_index[r]].findings);
-      }
-    });
-    if (!run) return run.error_status();
-    for (std::size_t r = 0; r < active.size(); ++r) {
-      active[r]->finish(trial, results[active_index[r]].findings);
+rule_session::~rule_session() = default;
+rule_session::rule_session(rule_session&&) noexcept = default;
+rule_session& rule_session::operator=(rule_session&&) noexcept = default;
+
+result<session_progress> rule_session::advance() {
+  state& s = *state_;
+  if (s.finished) return session_progress{{}, s.stream->last_step(), false};
+  return s.run(/*include_incomplete=*/false);
+}
+
+void rule_session::poll(std::chrono::system_clock::time_point now) {
+  state& s = *state_;
+  if (s.finished) return;
+  for (const std::size_t i : s.active) s.invocations[i].rule->on_poll(s.trial, now, s.results[i].findings);
+  s.note_findings();
+}
+
+result<session_progress> rule_session::finish() {
+  state& s = *state_;
+  if (s.finished) return session_progress{{}, s.stream->last_step(), false};
+  s.stream->set_stop_at_unfinished_records(false);
+  auto progress = s.run(/*include_incomplete=*/true);
+  if (!progress) return progress;
+  for (const std::size_t i : s.active) s.invocations[i].rule->finish(s.trial, s.results[i].findings);
+  s.note_findings();
+  for (const std::size_t i : s.active) {
+    if (s.results[i].status == rules::rule_status::in_progress) {
+      s.transition(i, rules::rule_status::no_issues_found);
     }
   }
-  for (std::size_t r = 0; r < active.size(); ++r) {
-    rule_result& out = results[active_index[r]];
-    out.status = out.findings.empty() ? rules::rule_status::no_issues_found
-                                      : rules::rule_status::issues_found;
+  s.finished = true;
+  return progress;
+}
+
+bool rule_session::finished() const noexcept { return state_->finished; }
+std::span<const rule_result> rule_session::results() const noexcept { return state_->results; }
+
+std::vector<rule_transition> rule_session::take_transitions() {
+  std::vector<rule_transition> out;
+  out.swap(state_->transitions);
+  return out;
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> rule_session::take_new_findings() {
+  state& s = *state_;
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  for (std::size_t i = 0; i < s.results.size(); ++i) {
+    for (std::size_t f = s.reported[i]; f < s.results[i].findings.size(); ++f) out.emplace_back(i, f);
+    s.reported[i] = s.results[i].findings.size();
   }
+  return out;
+}
+
+std::optional<int64_t> rule_session::last_step() const noexcept {
+  return state_->stream ? state_->stream->last_step() : std::nullopt;
+}
+
+bool rule_session::any_in_progress() const noexcept {
+  return std::any_of(state_->results.begin(), state_->results.end(), [](const rule_result& r) {
+    return r.status == rules::rule_status::in_progress;
+  });
+}
+
+std::vector<rule_invocation> rule_session::release_rules() {
+  std::vector<rule_invocation> out;
+  out.swap(state_->invocations);
+  return out;
+}
+
+result<std::vector<rule_result>> evaluate_rules(const trial::catalog& trial,
+                                                std::vector<rule_invocation>& invocations,
+                                                const pipeline_options& options) {
+  rule_session session(trial, std::move(invocations), options, /*live=*/false);
+  auto finished = session.finish();
+  std::vector<rule_result> results(session.results().begin(), session.results().end());
+  invocations = session.release_rules();
+  if (!finished) return finished.error_status();
   return results;
 }
 

@@ -2,10 +2,17 @@
 /// @file rule_runner.hpp
 /// @brief Evaluate several rules over one trial with a single pass over its event files: the
 /// rules' needs are merged into one read plan, and every rule sees every step's records.
-/// Status mapping: spec/RULES.md §1 [prop].
+/// `rule_session` does it incrementally (live trials: prepare once, `advance` after each catalog
+/// refresh, `finish` at the end) and reports each rule's status transitions; `evaluate_rules` is
+/// the one-shot form (`trialstat rules`). Status mapping: spec/RULES.md §1 [prop].
 #pragma once
 
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,7 +29,7 @@ struct rule_invocation {
   status error;                         ///< why it could not be built (status Error)
 };
 
-/// @brief Outcome of one rule over the trial.
+/// @brief Outcome of one rule over the trial (so far, for a session that has not finished).
 struct rule_result {
   std::string configuration_name;
   std::string rule_name;
@@ -31,10 +38,96 @@ struct rule_result {
   std::vector<rules::finding> findings;
 };
 
+/// @brief A change of one rule's status: InProgress → IssuesFound / NoIssuesFound / Error
+/// (a session starts every rule InProgress; a rule that cannot be built or prepared goes to Error
+/// at once; IssuesFound is final — the rule keeps collecting findings —; NoIssuesFound only at
+/// `finish`). Source: spec/RULES.md §1 "Rule status" [prop].
+struct rule_transition {
+  std::size_t rule = 0;                 ///< index into `rule_session::results()`
+  rules::rule_status from = rules::rule_status::in_progress;
+  rules::rule_status to = rules::rule_status::in_progress;
+  /// IssuesFound: the global step of the finding that fired; otherwise the last global step
+  /// evaluated when the change happened (nullopt before the first).
+  std::optional<int64_t> step;
+  std::optional<rules::finding> finding;  ///< IssuesFound: the first finding
+  std::string details;                    ///< Error: why (the status text)
+};
+
+/// @brief What one `rule_session::advance` / `finish` did.
+struct session_progress {
+  pipeline_counters counters;           ///< of this call (steps, records, bytes, unfinished step)
+  std::optional<int64_t> last_step;     ///< the last global step evaluated so far (all calls)
+  bool replanned = false;               ///< the rules were prepared again (the catalog changed)
+};
+
+/// @brief Rules evaluated incrementally over one trial, sharing one statistics stream (one read
+/// of each event file for all rules).
+///
+/// Construction builds nothing new: it prepares every rule against the catalog as it is (a rule
+/// that could not be built or whose `prepare` fails is Error at once), merges the plans, tells
+/// each rule the merged plan (`plan_ready`) and opens a `statistics_stream`.
+///
+/// Live use (`live = true`): after each `catalog::refresh()` call `advance()`: when the catalog
+/// changed since the last preparation (new tensors, collections, steps, modes, workers, the end
+/// marker), every rule is prepared again — rules keep their history, prepare only re-resolves
+/// the tensor selection and requests — and the stream gets the new merged plan; then the steps
+/// that became complete are evaluated in order. A step whose records are not fully written yet
+/// (`pipeline_options::stop_at_unfinished_records`, turned on for live sessions) is left for a
+/// later call. `poll(now)` gives time-based rules their `on_poll` call. `finish()` runs the final
+/// pass (every remaining step, complete or not, unfinished records failing individually), calls
+/// each rule's `finish` and concludes: IssuesFound when a rule has findings, else NoIssuesFound.
+///
+/// Not thread-safe; the catalog must outlive the session and must not be refreshed during a
+/// call. Memory: the stream's (two steps' event files + pairwise history) plus the findings.
+class rule_session {
+ public:
+  /// @param trial    the catalog (refreshed by the caller between calls when `live`)
+  /// @param rules    the rules (owned by the session; `release_rules` gives them back)
+  /// @param options  statistics options; `stop_at_unfinished_records` is forced to `live`
+  /// @param live     the trial may still be growing (see the class comment)
+  rule_session(const trial::catalog& trial, std::vector<rule_invocation> rules,
+               const pipeline_options& options, bool live = false);
+  ~rule_session();
+  rule_session(rule_session&&) noexcept;
+  rule_session& operator=(rule_session&&) noexcept;
+
+  /// @brief Evaluate the complete steps not evaluated yet (see the class comment). No-op after
+  /// `finish`. @return progress; errors: failures of the whole run (an unusable backend, a
+  /// kernel error) — the session should then not be advanced again.
+  [[nodiscard]] result<session_progress> advance();
+
+  /// @brief Call every InProgress or IssuesFound rule's `rule::on_poll(trial, now)`
+  /// (time-based rules). No-op after `finish`.
+  void poll(std::chrono::system_clock::time_point now);
+
+  /// @brief Final pass: every saved step not evaluated yet, complete or not; then each rule's
+  /// `finish`; then the final statuses. Idempotent. Errors: as `advance`.
+  [[nodiscard]] result<session_progress> finish();
+
+  [[nodiscard]] bool finished() const noexcept;
+  /// @brief Per rule, in the order given: name, status (InProgress until concluded), findings.
+  [[nodiscard]] std::span<const rule_result> results() const noexcept;
+  /// @brief Status changes since the last call, in the order they happened.
+  [[nodiscard]] std::vector<rule_transition> take_transitions();
+  /// @brief Findings added since the last call, as (rule index, index into its findings).
+  [[nodiscard]] std::vector<std::pair<std::size_t, std::size_t>> take_new_findings();
+  /// @brief The last global step evaluated, or nullopt before the first.
+  [[nodiscard]] std::optional<int64_t> last_step() const noexcept;
+  /// @brief Whether any rule is still InProgress (evaluating).
+  [[nodiscard]] bool any_in_progress() const noexcept;
+  /// @brief The rules back (after which the session must not be used).
+  [[nodiscard]] std::vector<rule_invocation> release_rules();
+
+ private:
+  struct state;
+  std::unique_ptr<state> state_;
+};
+
 /// @brief Evaluate every rule: prepare (a failing prepare → Error for that rule only), merge the
 /// plans, run the statistics pipeline once, feed each step to every prepared rule, finish.
 /// Status: IssuesFound when a rule produced findings, else NoIssuesFound; Error when it could
 /// not be built or prepared. Errors returned: only failures of the whole run.
+/// (A one-shot `rule_session`: constructed, then `finish()`.)
 [[nodiscard]] result<std::vector<rule_result>> evaluate_rules(const trial::catalog& trial,
                                                               std::vector<rule_invocation>& rules,
                                                               const pipeline_options& options);
