@@ -19,6 +19,7 @@ namespace trialstat::cli {
 void add_info_command(CLI::App& app, int* exit_code);
 void add_stats_command(CLI::App& app, int* exit_code);
 void add_rules_command(CLI::App& app, int* exit_code);
+void add_watch_command(CLI::App& app, int* exit_code);
 void add_example_command(CLI::App& app, int* exit_code);
 
 /// Global step range [begin, end) parsed from "A:B", "A:", ":B" or "A" (= A:A+1).

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   trialstat::cli::add_info_command(app, &exit_code);
   trialstat::cli::add_stats_command(app, &exit_code);
   trialstat::cli::add_rules_command(app, &exit_code);
+  trialstat::cli::add_watch_command(app, &exit_code);
   trialstat::cli::add_example_command(app, &exit_code);
   try {
     app.parse(argc, argv);
