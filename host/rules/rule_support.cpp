@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "trialstat/stats/float64_values.hpp"
+
 namespace trialstat::rules::detail {
 
 status insufficient_information(std::string_view rule, std::string_view message) {
@@ -63,6 +65,79 @@ void pick_records(const trial::catalog& trial, const plan::step_statistics& step
   out.erase(std::unique(out.begin(), out.end(),
                         [](const auto* a, const auto* b) { return a->tensor == b->tensor; }),
             out.end());
+}
+
+void group_by_worker(std::span<const plan::statistics_record* const> picked, bool all_workers,
+                     std::vector<std::vector<const plan::statistics_record*>>& groups) {
+  groups.clear();
+  if (!all_workers) {
+    if (!picked.empty()) groups.emplace_back(picked.begin(), picked.end());
+    return;
+  }
+  std::vector<trial::worker_id> order;
+  for (const plan::statistics_record* r : picked) {
+    const auto it = std::find(order.begin(), order.end(), r->worker);
+    std::size_t g = static_cast<std::size_t>(it - order.begin());
+    if (it == order.end()) {
+      order.push_back(r->worker);
+      groups.emplace_back();
+    }
+    groups[g].push_back(r);
+  }
+}
+
+result<std::vector<trial::tensor_id>> select_loss_tensors(std::string_view rule,
+                                                          const trial::catalog& trial,
+                                                          std::span<const std::string> regexes) {
+  if (!regexes.empty()) return select_tensors(rule, trial, {}, regexes, false);
+  if (trial.find_collection("losses") != nullptr) {
+    const std::string losses[] = {"losses"};
+    auto ids = select_tensors(rule, trial, losses, {}, false);
+    if (!ids) return ids;
+    if (!ids->empty()) return ids;
+  }
+  return trial.sorted_tensor_ids();
+}
+
+bool append_values(const plan::statistics_record& record, std::vector<double>& out) {
+  if (record.values_data == nullptr || !record.raw_status.ok()) return false;
+  return stats::append_as_float64(record.values(), out).ok();
+}
+
+bool concat_values(std::span<const plan::statistics_record* const> records,
+                   std::vector<double>& out) {
+  out.clear();
+  for (const plan::statistics_record* r : records) {
+    if (!append_values(*r, out)) return false;
+  }
+  return true;
+}
+
+std::optional<double> finite_max(std::span<const plan::statistics_record* const> records) noexcept {
+  std::optional<double> best;
+  for (const plan::statistics_record* r : records) {
+    if (!r->moments || !r->moments->has_finite()) continue;
+    if (!best || r->moments->max > *best) best = r->moments->max;
+  }
+  return best;
+}
+
+status record_fetcher::fetch(const trial::catalog& trial, const trial::record_location& location,
+                             const io::event_record*& out) {
+  const std::filesystem::path path = trial.root() / trial.event_file(location.event_file);
+  if (!reader_ || path != open_path_) {
+    reader_.reset();
+    auto opened = io::file_reader::open(path);
+    if (!opened) return opened.error_status();
+    reader_.emplace(std::move(*opened));
+    open_path_ = path;
+  } else {
+    TRIALSTAT_RETURN_IF_ERROR(reader_->refresh_size());  // a live file may have grown
+  }
+  TRIALSTAT_RETURN_IF_ERROR(io::read_tensor_record(*reader_, location.start_bytes,
+                                                   location.length_bytes, buffers_, event_));
+  out = &event_;
+  return status::success();
 }
 
 std::optional<double> saved_reduction(const plan::statistics_record& record,

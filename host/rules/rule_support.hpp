@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "trialstat/io/file_reader.hpp"
+#include "trialstat/io/read_tensor_record.hpp"
 #include "trialstat/plan/read_plan.hpp"
 #include "trialstat/plan/statistics_record.hpp"
 #include "trialstat/rules/rule.hpp"
@@ -56,6 +58,37 @@ void pick_records(const trial::catalog& trial, const plan::step_statistics& step
                   const tensor_set& selected, bool all_workers,
                   std::vector<const plan::statistics_record*>& out);
 
+/// Records grouped by worker, for rules that combine several tensors of one step: with
+/// `all_workers` one group per worker (in `picked` order, i.e. worker name order within each
+/// tensor), else one group holding every record of `picked`. `groups` is cleared first.
+void group_by_worker(std::span<const plan::statistics_record* const> picked, bool all_workers,
+                     std::vector<std::vector<const plan::statistics_record*>>& groups);
+
+/// Key of per-(tensor, worker) state; the worker part is 0 unless `per_worker`.
+[[nodiscard]] inline uint64_t state_key(trial::tensor_id tensor, trial::worker_id worker,
+                                        bool per_worker) noexcept {
+  return (static_cast<uint64_t>(tensor) << 32) | (per_worker ? worker : 0u);
+}
+
+/// Loss tensors of the loss rules without a loss selection of their own: `regexes` when given;
+/// else the `losses` collection when it exists and has tensors; else every tensor (sorted by
+/// name). A bad regex → invalid_argument naming the rule.
+[[nodiscard]] result<std::vector<trial::tensor_id>> select_loss_tensors(
+    std::string_view rule, const trial::catalog& trial, std::span<const std::string> regexes);
+
+/// The record's values as float64, appended to `out` (false when the record has none or they
+/// cannot be converted).
+bool append_values(const plan::statistics_record& record, std::vector<double>& out);
+
+/// The values of `records`, concatenated in order, as float64 in `out` (cleared first); false
+/// when a record has no usable values.
+bool concat_values(std::span<const plan::statistics_record* const> records,
+                   std::vector<double>& out);
+
+/// Largest finite element over the records' moments (nullopt when none has a finite element).
+[[nodiscard]] std::optional<double> finite_max(
+    std::span<const plan::statistics_record* const> records) noexcept;
+
 /// A saved reduction's value in the record, if it was read.
 [[nodiscard]] std::optional<double> saved_reduction(const plan::statistics_record& record,
                                                     trial::reduction_op op, bool abs) noexcept;
@@ -71,6 +104,23 @@ void pick_records(const trial::catalog& trial, const plan::step_statistics& step
 [[nodiscard]] finding make_finding(std::string_view rule, const trial::catalog& trial,
                                    const plan::statistics_record& record, double value,
                                    std::string message);
+
+/// Reads single indexed records of a trial on demand (SimilarAcrossRuns' other trial,
+/// StalledTrainingRule's wall times), keeping the last event file open.
+class record_fetcher {
+ public:
+  /// Read, verify and decode the record at `location` of `trial`. On success `out` points to
+  /// the decoded event, valid until the next call. Errors: as io::read_tensor_record, or
+  /// io_error when the event file cannot be opened.
+  [[nodiscard]] status fetch(const trial::catalog& trial, const trial::record_location& location,
+                             const io::event_record*& out);
+
+ private:
+  std::filesystem::path open_path_;
+  std::optional<io::file_reader> reader_;
+  io::record_read_buffers buffers_;
+  io::event_record event_;
+};
 
 /// Index of `params` in the merged request of `tensor` (−1 when absent).
 [[nodiscard]] int find_allclose_index(const plan::read_plan& merged, trial::tensor_id tensor,

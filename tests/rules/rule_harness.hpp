@@ -23,6 +23,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/reference/reference_rule_stats.hpp"
+#include "tests/reference/reference_stats.hpp"
 #include "tests/support/shared_trials.hpp"
 #include "trialstat/plan/read_plan.hpp"
 #include "trialstat/plan/statistics_record.hpp"
@@ -248,11 +250,34 @@ struct run_options {
       reductions = {};
 };
 
+/// Per-channel sums of `v` along `axis` (Python-style) from the long-double reference; nullopt
+/// when the axis is not valid for the value's rank.
+inline std::optional<stats::channel_sums> reference_channel_sums(const tensor_value& v, int64_t axis) {
+  const auto rank = static_cast<int64_t>(v.shape.size());
+  if (rank == 0 || axis < -rank || axis >= rank) return std::nullopt;
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < a; ++d) outer *= v.shape[static_cast<std::size_t>(d)];
+  for (int64_t d = a + 1; d < rank; ++d) inner *= v.shape[static_cast<std::size_t>(d)];
+  const int64_t channels = v.shape[static_cast<std::size_t>(a)];
+  const auto ref = reference::channel_sums_ref(v.data, outer, channels, inner);
+  stats::channel_sums c;
+  c.axis = a;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(channels); ++i) c.sum.push_back(static_cast<double>(ref.sum[i]));
+  c.count = ref.count;
+  c.nan_count = ref.nan_count;
+  c.pos_inf_count = ref.pos_inf_count;
+  c.neg_inf_count = ref.neg_inf_count;
+  return c;
+}
+
 /// prepare → (plan_ready) → evaluate_step for every saved global step → finish, with records
 /// computed by the naive references above from `values`, honouring the plan: moments (+ scalar)
 /// when the raw value is needed, axis-0 counts per predicate, pairwise comparisons against the
 /// last `history_depth` raw saves of the same (tensor, worker), newest first, one allclose count
-/// per parameter set, and saved reductions listed in the index.
+/// per parameter set, saved reductions listed in the index, percentiles (numpy reference),
+/// equality counts, channel sums per requested axis, and kept values (float64 bytes alive
+/// during the step's evaluate_step).
 inline run_result run_rule(trialstat::rules::rule& rule, const trial::catalog& trial, const value_source& values,
                            const run_options& options = {}) {
   run_result out;
@@ -275,9 +300,11 @@ inline run_result run_rule(trialstat::rules::rule& rule, const trial::catalog& t
   std::map<std::pair<trial::tensor_id, trial::worker_id>, std::deque<kept>> history;
   const stats::allclose_params default_params{};
   std::vector<plan::statistics_record> records;
+  std::deque<std::vector<std::byte>> kept_bytes;  // stable addresses for values_data
   for (const trial::step_info& info : trial.step_infos()) {
     if (options.step_begin && info.step < *options.step_begin) continue;
     records.clear();
+    kept_bytes.clear();
     for (const trial::tensor_entry& entry : trial.entries_at(info.step)) {
       const plan::tensor_request* request = merged.find(entry.tensor);
       if (request == nullptr) continue;
@@ -303,9 +330,7 @@ inline run_result run_rule(trialstat::rules::rule& rule, const trial::catalog& t
           if (saved) r.saved_reductions.push_back({red.op, red.abs, *saved, dtype::float32});
         }
       }
-      const bool needs_raw = request->moments || request->histogram_bins > 0 ||
-                             request->history_depth > 0 || !request->axis0.empty();
-      if (!needs_raw) continue;
+      if (!request->needs_raw()) continue;
       if (!entry.raw || !value) {
         r.raw_status = status(error_code::not_found, "no raw value");
         continue;
@@ -316,6 +341,21 @@ inline run_result run_rule(trialstat::rules::rule& rule, const trial::catalog& t
       r.moments = reference_moments(value->data);
       if (r.num_elements == 1) r.scalar = value->data[0];
       for (const auto& p : request->axis0) r.axis0.push_back(reference_axis0(*value, p));
+      for (const double q : request->percentiles) {
+        r.percentiles.push_back({q, reference::percentile_numpy(value->data, q)});
+      }
+      const auto equal = reference::count_equal_ref(value->data, request->equal_values);
+      for (std::size_t i = 0; i < equal.size(); ++i) {
+        r.equal_counts.push_back({request->equal_values[i], equal[i]});
+      }
+      for (const int64_t axis : request->channel_axes) {
+        auto sums = reference_channel_sums(*value, axis);
+        if (sums && r.channel_sums_along(sums->axis) == nullptr) r.channel_sums.push_back(std::move(*sums));
+      }
+      if (request->keep_values) {
+        kept_bytes.push_back(reference::encode_values(dtype::float64, value->data));
+        r.values_data = kept_bytes.back().data();
+      }
       if (request->history_depth > 0) {
         auto& kept_values = history[{entry.tensor, entry.worker}];
         for (auto it = kept_values.rbegin(); it != kept_values.rend(); ++it) {

@@ -150,6 +150,199 @@ struct dead_relu_params {
   bool evaluate_all_workers = false;
 };
 
+/// @brief SimilarAcrossRuns (spec/RULES.md §3.2). Compares the base trial with the trial at
+/// `other_trials` (a path; the older name `other_trial` is accepted too; required). Selection:
+/// collection_names ∪ tensor_regex on the base trial, both unset → every tensor; only tensors
+/// the other trial also has. At each saved global step s of the base trial, per selected tensor
+/// (default worker in each trial; with evaluate_all_workers, the same worker name in both):
+/// fires when the other trial has the raw tensor at s and it differs [prop]: shapes differ
+/// (value NaN), or numpy.allclose(other, base, rtol, atol, equal_nan) is false (value = the
+/// number of elements not close). Tensors or steps missing (or unreadable) in either trial are
+/// skipped. The other trial is opened in `prepare` (a failure is the rule's Error) and its
+/// records are read on demand with one pread each (raw values of the base come from the
+/// pipeline, `keep_values`). rtol/atol/equal_nan are trialstat's additions (defaults numpy's).
+struct similar_across_runs_params {
+  std::string other_trials;
+  std::vector<std::string> collection_names;
+  std::vector<std::string> tensor_regex;
+  double rtol = 1e-5;
+  double atol = 1e-8;
+  bool equal_nan = false;
+  bool evaluate_all_workers = false;
+};
+
+/// @brief CheckInputImages (spec/RULES.md §3.8). Tensors matching `regex`. Per tensor (and
+/// worker with evaluate_all_workers), over saved steps in order: samples += shape[0]; per-channel
+/// sums and counts along axis `channel` (Python-style; all other axes reduced) are added to
+/// running totals. Once samples ≥ threshold_samples, at that and every later step: fires when
+/// some channel's running mean has |mean| > threshold_mean (value: the largest such |mean|;
+/// numpy mean semantics: a NaN in the channel → NaN → no fire, ±Inf → fires) [prop]. Tensors of
+/// rank 0, or whose rank has no axis `channel`, or whose channel count changes, are skipped
+/// (a changed count restarts the totals).
+struct check_input_images_params {
+  double threshold_mean = 0.2;
+  int64_t threshold_samples = 500;
+  std::string regex = ".*hybridsequential0_input_0";
+  int64_t channel = 1;
+  bool evaluate_all_workers = false;
+};
+
+/// @brief Confusion (spec/RULES.md §3.10). Labels: the tensors of collection
+/// `labels_collection` if it exists and is non-empty, else the tensor named `labels`
+/// (predictions likewise); several tensors are concatenated in name order [prop]. At each saved
+/// step where both sides have raw values of equal total length: C[label][prediction] counts of
+/// the values cast to int (toward zero) over `category_no` classes — default
+/// max(2, trunc(max(max label, max prediction)) + 1), at most stats::max_confusion_classes;
+/// values outside [0, category_no) or non-finite are left out. For each column i with
+/// Σ_j C[j][i] > 0 (column normalisation [test]): fires when C[i][i]/Σ < min_diag or some
+/// C[j][i]/Σ > max_off_diag, j ≠ i. One finding per step (on the first label tensor), for the
+/// first failing column; value = that ratio.
+struct confusion_params {
+  std::optional<int64_t> category_no;
+  std::string labels = "labels";
+  std::string predictions = "predictions";
+  std::string labels_collection = "labels";
+  std::string predictions_collection = "predictions";
+  double min_diag = 0.9;
+  double max_off_diag = 0.1;
+  bool evaluate_all_workers = false;
+};
+
+/// @brief TreeDepth (spec/RULES.md §3.11). Reads the XGBoost hook's `trees/Node` tensor (node ids
+/// of the model's trees). depth = floor(log₂(max id + 1)) [prop: exact for heap-numbered full
+/// trees; the docs' log₂(max id) would flag a full depth-4 tree]; fires when depth > `depth`
+/// (value: depth). max id = the largest finite element.
+struct tree_depth_params {
+  double depth = 4.0;
+  bool evaluate_all_workers = false;
+};
+
+/// @brief ClassImbalance (spec/RULES.md §3.12). Labels: tensors matching labels_regex;
+/// predictions: tensors matching predictions_regex (several concatenated in name order). At each
+/// saved step with both (equal counts; with `argmax`, predictions are rows over the last axis),
+/// per class c: n_c += labels of class c, k_c += those predicted c (class = value cast to int;
+/// the argmax index with `argmax`), accumulated over steps. Once Σn_c ≥ samples: fires when
+/// max n_c / min n_c > threshold_imbalance over classes with n_c > 0, or some class has
+/// 1 − k_c/n_c > threshold_misprediction [doc; observed classes only: prop]. Value: the
+/// imbalance ratio when it fires, else the worst misprediction rate. Labels outside
+/// [0, stats::max_confusion_classes) or non-finite are not counted.
+struct class_imbalance_params {
+  double threshold_imbalance = 10.0;
+  double threshold_misprediction = 0.7;
+  int64_t samples = 500;
+  bool argmax = false;
+  std::string labels_regex = ".*labels";
+  std::string predictions_regex = ".*predictions";
+  bool evaluate_all_workers = false;
+};
+
+/// @brief Overfit (spec/RULES.md §3.13). Loss tensors: tensor_regex; unset → collection `losses`
+/// if it has tensors, else every tensor; one-element tensors only. Per tensor, over its saved
+/// TRAIN and EVAL values in step order [prop]: a phase is a run of consecutive saves of one mode;
+/// at each EVAL save with global step ≥ start_step, after at least one TRAIN phase:
+/// v = mean of the current EVAL phase so far, t = mean of the last TRAIN phase,
+/// ratio = (v − t)/t; counter += 1 if ratio > ratio_threshold else 0; fires when
+/// counter ≥ patience (value: ratio).
+struct overfit_params {
+  std::vector<std::string> tensor_regex;
+  int64_t start_step = 0;
+  int64_t patience = 1;
+  double ratio_threshold = 0.1;
+  bool evaluate_all_workers = false;
+};
+
+/// @brief Overtraining (spec/RULES.md §3.15). Loss tensors: collection `losses` if it has
+/// tensors, else every tensor; one-element tensors only. Per tensor and mode (TRAIN, EVAL), on
+/// each saved value x [prop]: the first value sets best; later, best − x > delta (absolute)
+/// → best = x, counter = 0, else counter += 1. Fires when counter(TRAIN) ≥ patience_train or
+/// counter(EVAL) ≥ patience_validation (counts of saved steps; value: the counter).
+struct overtraining_params {
+  int64_t patience_train = 5;
+  int64_t patience_validation = 10;
+  double delta = 0.01;
+  bool evaluate_all_workers = false;
+};
+
+/// @brief PoorWeightInitialization (spec/RULES.md §3.16). Only the first `steps` saved global
+/// steps are evaluated. At each, fires on any of [formulas prop]:
+///  (a) max_l var(A_l) / min_l var(A_l) > threshold over the activation-input tensors
+///      (activation_inputs_regex) at the step — population variance of the finite elements;
+///      min 0 with max > 0 counts as exceeding (ratio +Inf); needs two tensors with a variance;
+///  (b) min over the `gradients` collection of (p95 − p5) < distribution_range, percentiles of
+///      the flattened tensor with numpy's linear interpolation (NaN ranges are skipped);
+///  (c) a `losses` tensor (one element) did not decrease (x ≥ previous save, per mode) for
+///      `patience` consecutive saved steps.
+/// Values: (a) the ratio, (b) the range, (c) the count of non-decreasing saves.
+struct poor_weight_initialization_params {
+  std::vector<std::string> activation_inputs_regex{".*relu_input"};
+  double threshold = 10.0;
+  double distribution_range = 0.001;
+  int64_t patience = 5;
+  int64_t steps = 10;
+  bool evaluate_all_workers = false;
+};
+
+/// @brief SaturatedActivation (spec/RULES.md §3.17). Selection: collection_names ∪ tensor_regex.
+/// A tensor's kind comes from its name (case-insensitive): containing "tanh" → tanh bounds, else
+/// containing "sigmoid" → sigmoid bounds, else not judged [prop]. Per tensor at a step (axis 0 =
+/// batch): node activity = 100·count(min < x < max along the batch)/batch; a node is saturated
+/// when its activity < threshold_inactivity; fires when 100·saturated/nodes > threshold_layer
+/// (value: that percentage). The older tuple forms `threshold_tanh="(-9.4999, 9.4999)"` and
+/// `threshold_sigmoid="(-23, 16.99999)"` are accepted and override the min/max parameters.
+struct saturated_activation_params {
+  std::vector<std::string> collection_names;
+  std::vector<std::string> tensor_regex{".*tanh_input|.*sigmoid_input"};
+  double threshold_tanh_min = -9.4999;
+  double threshold_tanh_max = 9.4999;
+  double threshold_sigmoid_min = -23.0;
+  double threshold_sigmoid_max = 16.99999;
+  double threshold_inactivity = 1.0;
+  double threshold_layer = 50.0;
+  bool evaluate_all_workers = false;
+};
+
+/// @brief NLPSequenceRatio (spec/RULES.md §3.18). Per tensor matching tensor_regex at a step, for
+/// each token value v_i: pct_i = 100·count(x == v_i)/size; fires when some pct_i >
+/// threshold_i (value: the first such pct). Lists pair by position; a shorter threshold list
+/// repeats its last value, extra thresholds are ignored [prop]. At most
+/// stats::max_counted_values token values; empty tensors are skipped.
+struct nlp_sequence_ratio_params {
+  std::vector<std::string> tensor_regex{".*embedding0_input_0"};
+  std::vector<double> token_values{0.0};
+  std::vector<double> token_thresholds_percent{50.0};
+  bool evaluate_all_workers = false;
+};
+
+/// @brief StalledTrainingRule (spec/RULES.md §3.19): time-based.
+/// Live (`rule::on_poll`, called by a watcher after each refresh of the trial): progress = the
+/// catalog gained a saved step or an entry since the previous poll (the first poll — the rule's
+/// start — counts as progress); fires when now − last progress > threshold seconds while the
+/// trial has no end marker; once per stall (it can fire again after progress resumes). The
+/// finding's step is the last saved global step (−1 when none), value = the stall in seconds.
+/// Offline (`evaluate_step` over a finished trial): each saved step's progress time is the
+/// Event.wall_time of its first indexed record (one small read per step; file mtimes are not
+/// used because copies of a trial lose them); fires at step s when the gap from the previous
+/// saved step exceeds `threshold` (value: the gap). A step whose record cannot be read is
+/// skipped. With stop_training_on_fire the finding's message asks for StopTraining with
+/// training_job_name_prefix (trialstat itself stops nothing).
+struct stalled_training_rule_params {
+  int64_t threshold = 1800;
+  bool stop_training_on_fire = false;
+  std::string training_job_name_prefix;
+};
+
+/// @brief FeatureImportanceOverweight (spec/RULES.md §3.20). At each step, the scalar values of
+/// every tensor matching tensor_regex (XGBoost's `feature_importance/<type>/<feature>`;
+/// one-element tensors only, default worker): fires when Σ of the `nfeatures` largest / Σ of all
+/// > threshold (value: that ratio; a zero total → no fire). The finding names the most important
+/// feature's tensor.
+struct feature_importance_overweight_params {
+  double threshold = 0.8;
+  int64_t nfeatures = 3;
+  std::string tensor_regex = ".*feature_importance/weight";
+  bool evaluate_all_workers = false;
+};
+
 [[nodiscard]] std::unique_ptr<rule> make_vanishing_gradient(const vanishing_gradient_params& p);
 [[nodiscard]] std::unique_ptr<rule> make_exploding_tensor(const exploding_tensor_params& p);
 [[nodiscard]] std::unique_ptr<rule> make_all_zero(const all_zero_params& p);
@@ -158,6 +351,21 @@ struct dead_relu_params {
 [[nodiscard]] std::unique_ptr<rule> make_unchanged_tensor(const unchanged_tensor_params& p);
 [[nodiscard]] std::unique_ptr<rule> make_loss_not_decreasing(const loss_not_decreasing_params& p);
 [[nodiscard]] std::unique_ptr<rule> make_dead_relu(const dead_relu_params& p);
+[[nodiscard]] std::unique_ptr<rule> make_similar_across_runs(const similar_across_runs_params& p);
+[[nodiscard]] std::unique_ptr<rule> make_check_input_images(const check_input_images_params& p);
+[[nodiscard]] std::unique_ptr<rule> make_confusion(const confusion_params& p);
+[[nodiscard]] std::unique_ptr<rule> make_tree_depth(const tree_depth_params& p);
+[[nodiscard]] std::unique_ptr<rule> make_class_imbalance(const class_imbalance_params& p);
+[[nodiscard]] std::unique_ptr<rule> make_overfit(const overfit_params& p);
+[[nodiscard]] std::unique_ptr<rule> make_overtraining(const overtraining_params& p);
+[[nodiscard]] std::unique_ptr<rule> make_poor_weight_initialization(
+    const poor_weight_initialization_params& p);
+[[nodiscard]] std::unique_ptr<rule> make_saturated_activation(const saturated_activation_params& p);
+[[nodiscard]] std::unique_ptr<rule> make_nlp_sequence_ratio(const nlp_sequence_ratio_params& p);
+[[nodiscard]] std::unique_ptr<rule> make_stalled_training_rule(
+    const stalled_training_rule_params& p);
+[[nodiscard]] std::unique_ptr<rule> make_feature_importance_overweight(
+    const feature_importance_overweight_params& p);
 
 /// @brief Parse SageMaker string parameters (see parameters.hpp) into each rule's struct.
 /// Errors: invalid_argument naming the rule, the parameter and the expected type, for an unknown
@@ -170,5 +378,17 @@ struct dead_relu_params {
 [[nodiscard]] result<unchanged_tensor_params> parse_unchanged_tensor_params(const rule_parameters& p);
 [[nodiscard]] result<loss_not_decreasing_params> parse_loss_not_decreasing_params(const rule_parameters& p);
 [[nodiscard]] result<dead_relu_params> parse_dead_relu_params(const rule_parameters& p);
+[[nodiscard]] result<similar_across_runs_params> parse_similar_across_runs_params(const rule_parameters& p);
+[[nodiscard]] result<check_input_images_params> parse_check_input_images_params(const rule_parameters& p);
+[[nodiscard]] result<confusion_params> parse_confusion_params(const rule_parameters& p);
+[[nodiscard]] result<tree_depth_params> parse_tree_depth_params(const rule_parameters& p);
+[[nodiscard]] result<class_imbalance_params> parse_class_imbalance_params(const rule_parameters& p);
+[[nodiscard]] result<overfit_params> parse_overfit_params(const rule_parameters& p);
+[[nodiscard]] result<overtraining_params> parse_overtraining_params(const rule_parameters& p);
+[[nodiscard]] result<poor_weight_initialization_params> parse_poor_weight_initialization_params(const rule_parameters& p);
+[[nodiscard]] result<saturated_activation_params> parse_saturated_activation_params(const rule_parameters& p);
+[[nodiscard]] result<nlp_sequence_ratio_params> parse_nlp_sequence_ratio_params(const rule_parameters& p);
+[[nodiscard]] result<stalled_training_rule_params> parse_stalled_training_rule_params(const rule_parameters& p);
+[[nodiscard]] result<feature_importance_overweight_params> parse_feature_importance_overweight_params(const rule_parameters& p);
 
 }  // namespace trialstat::rules

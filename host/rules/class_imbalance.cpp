@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: Apache-2.0
+// ClassImbalance — spec/RULES.md §3.12.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "host/rules/rule_support.hpp"
+#include "trialstat/rules/builtin_rules.hpp"
+#include "trialstat/rules/parameters.hpp"
+#include "trialstat/stats/class_counts.hpp"
+
+namespace trialstat::rules {
+namespace {
+
+constexpr std::string_view rule_name = "ClassImbalance";
+
+using record_list = std::vector<const plan::statistics_record*>;
+
+/// Per-class label counts n_c and correct predictions k_c, accumulated over steps.
+struct class_totals {
+  std::vector<int64_t> labels;
+  std::vector<int64_t> hits;
+};
+
+class class_imbalance final : public rule {
+ public:
+  explicit class_imbalance(const class_imbalance_params& p) : params_(p) {}
+
+  std::string_view name() const override { return rule_name; }
+
+  status prepare(const trial::catalog& trial, plan::read_plan& plan) override {
+    const std::string label_regex[] = {params_.labels_regex};
+    auto labels = detail::select_tensors(rule_name, trial, {}, label_regex, false);
+    if (!labels) return labels.error_status();
+    const std::string prediction_regex[] = {params_.predictions_regex};
+    auto predictions = detail::select_tensors(rule_name, trial, {}, prediction_regex, false);
+    if (!predictions) return predictions.error_status();
+    plan::tensor_request request;
+    request.moments = true;  // the largest class seen
+    request.keep_values = true;
+    for (const auto t : *labels) plan.request(t, request);
+    for (const auto t : *predictions) plan.request(t, request);
+    labels_.assign(std::move(*labels));
+    predictions_.assign(std::move(*predictions));
+    return status::success();
+  }
+
+  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+                     std::vector<finding>& findings) override {
+    detail::pick_records(trial, step, labels_, params_.evaluate_all_workers, label_records_);
+    detail::pick_records(trial, step, predictions_, params_.evaluate_all_workers,
+                         prediction_records_);
+    std::map<trial::worker_id, std::pair<record_list, record_list>> sides;
+    const auto key = [&](const plan::statistics_record* r) {
+      return params_.evaluate_all_workers ? r->worker : trial::worker_id{0};
+    };
+    // A tensor matched by both regexes is a label tensor only.
+    for (const auto* r : label_records_) sides[key(r)].first.push_back(r);
+    for (const auto* r : prediction_records_) {
+      if (!labels_.contains(r->tensor)) sides[key(r)].second.push_back(r);
+    }
+    for (const auto& [worker, pair] : sides) {
+      class_totals& totals = totals_[worker];
+      if (!accumulate(pair.first, pair.second, totals)) continue;
+      judge(trial, *pair.first.front(), totals, findings);
+    }
+  }
+
+ private:
+  /// Add this step's pairs to the totals; false when the step cannot be paired.
+  bool accumulate(const record_list& labels, const record_list& predictions,
+                  class_totals& totals) {
+    if (labels.empty() || predictions.empty()) return false;
+    if (!detail::concat_values(labels, label_values_) ||
+        !detail::concat_values(predictions, prediction_values_) || label_values_.empty()) {
+      return false;
+    }
+    const auto n = static_cast<int64_t>(label_values_.size());
+    std::vector<int64_t> prediction_shape{n};
+    int64_t width = 0;
+    if (params_.argmax) {
+      // Rows over the last axis; every prediction tensor must share that width.
+      for (const auto* r : predictions) {
+        const int64_t w = r->shape.empty() ? 0 : r->shape.back();
+        if (w < 1 || (width != 0 && w != width)) return false;
+        width = w;
+      }
+      if (static_cast<int64_t>(prediction_values_.size()) != n * width) return false;
+      prediction_shape = {n, width};
+    } else if (static_cast<int64_t>(prediction_values_.size()) != n) {
+      return false;
+    }
+    const auto label_max = detail::finite_max(labels);
+    if (!label_max) return false;
+    double largest = *label_max;
+    if (params_.argmax) {
+      largest = std::max(largest, static_cast<double>(width - 1));
+    } else if (const auto prediction_max = detail::finite_max(predictions)) {
+      largest = std::max(largest, *prediction_max);
+    }
+    const int64_t k = std::max<int64_t>(
+        1, static_cast<int64_t>(std::min(std::trunc(largest) + 1.0,
+                                         static_cast<double>(stats::max_confusion_classes))));
+    const std::vector<int64_t> label_shape{n};
+    const tensor_view l{reinterpret_cast<const std::byte*>(label_values_.data()), dtype::float64,
+                        label_shape, n, memory_kind::host};
+    const tensor_view p{reinterpret_cast<const std::byte*>(prediction_values_.data()),
+                        dtype::float64, prediction_shape,
+                        static_cast<int64_t>(prediction_values_.size()), memory_kind::host};
+    const auto matrix = stats::compute_confusion(
+        l, p, k,
+        params_.argmax ? stats::prediction_kind::argmax_last_axis
+                       : stats::prediction_kind::class_values);
+    if (!matrix) return false;
+    const auto classes = static_cast<std::size_t>(k);
+    if (totals.labels.size() < classes) {
+      totals.labels.resize(classes, 0);
+      totals.hits.resize(classes, 0);
+    }
+    for (int64_t c = 0; c < k; ++c) {
+      int64_t row = 0;
+      for (int64_t j = 0; j <= k; ++j) row += matrix->at(c, j);  // "other" predictions included
+      totals.labels[static_cast<std::size_t>(c)] += row;
+      totals.hits[static_cast<std::size_t>(c)] += matrix->at(c, c);
+    }
+    return true;
+  }
+
+  void judge(const trial::catalog& trial, const plan::statistics_record& record,
+             const class_totals& totals, std::vector<finding>& findings) const {
+    int64_t seen = 0;
+    int64_t most = 0, fewest = 0;
+    std::size_t most_class = 0, fewest_class = 0;
+    double worst_miss = 0.0;
+    std::size_t worst_class = 0;
+    bool any = false;
+    for (std::size_t c = 0; c < totals.labels.size(); ++c) {
+      const int64_t n = totals.labels[c];
+      if (n <= 0) continue;
+      seen += n;
+      if (!any || n > most) { most = n; most_class = c; }
+      if (!any || n < fewest) { fewest = n; fewest_class = c; }
+      const double miss = 1.0 - static_cast<double>(totals.hits[c]) / static_cast<double>(n);
+      if (!any || miss > worst_miss) { worst_miss = miss; worst_class = c; }
+      any = true;
+    }
+    if (!any || seen < params_.samples) return;
+    const double imbalance = static_cast<double>(most) / static_cast<double>(fewest);
+    const bool imbalanced = imbalance > params_.threshold_imbalance;
+    const bool mispredicted = worst_miss > params_.threshold_misprediction;
+    if (!imbalanced && !mispredicted) return;
+    std::string message;
+    if (imbalanced) {
+      message = fmt::format("class {} has {} samples, class {} has {}: ratio {} > "
+                            "threshold_imbalance {}",
+                            most_class, most, fewest_class, fewest,
+                            detail::format_number(imbalance),
+                            detail::format_number(params_.threshold_imbalance));
+    }
+    if (mispredicted) {
+      message += fmt::format("{}class {} mispredicted in {} of its {} samples > "
+                             "threshold_misprediction {}",
+                             message.empty() ? "" : "; ", worst_class,
+                             detail::format_number(worst_miss), totals.labels[worst_class],
+                             detail::format_number(params_.threshold_misprediction));
+    }
+    findings.push_back(detail::make_finding(rule_name, trial, record,
+                                            imbalanced ? imbalance : worst_miss,
+                                            message + fmt::format(" ({} samples so far)", seen)));
+  }
+
+  class_imbalance_params params_;
+  detail::tensor_set labels_;
+  detail::tensor_set predictions_;
+  std::map<trial::worker_id, class_totals> totals_;
+  record_list label_records_;
+  record_list prediction_records_;
+  std::vector<double> label_values_;
+  std::vector<double> prediction_values_;
+};
+
+}  // namespace
+
+std::unique_ptr<rule> make_class_imbalance(const class_imbalance_params& p) {
+  return std::make_unique<class_imbalance>(p);
+}
+
+result<class_imbalance_params> parse_class_imbalance_params(const rule_parameters& params) {
+  class_imbalance_params p;
+  parameter_reader reader(rule_name, params);
+  reader.read("threshold_imbalance", p.threshold_imbalance);
+  reader.read("threshold_misprediction", p.threshold_misprediction);
+  reader.read("samples", p.samples);
+  reader.read("argmax", p.argmax);
+  reader.read("labels_regex", p.labels_regex);
+  reader.read("predictions_regex", p.predictions_regex);
+  reader.read("evaluate_all_workers", p.evaluate_all_workers);
+  reader.require(p.samples >= 0, "samples", fmt::format("must not be negative, got {}", p.samples));
+  TRIALSTAT_RETURN_IF_ERROR(reader.finish());
+  return p;
+}
+
+}  // namespace trialstat::rules

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: Apache-2.0
+// Confusion — spec/RULES.md §3.10.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "host/rules/rule_support.hpp"
+#include "trialstat/rules/builtin_rules.hpp"
+#include "trialstat/rules/parameters.hpp"
+#include "trialstat/stats/class_counts.hpp"
+
+namespace trialstat::rules {
+namespace {
+
+constexpr std::string_view rule_name = "Confusion";
+
+using record_list = std::vector<const plan::statistics_record*>;
+
+class confusion final : public rule {
+ public:
+  explicit confusion(const confusion_params& p) : params_(p) {}
+
+  std::string_view name() const override { return rule_name; }
+
+  status prepare(const trial::catalog& trial, plan::read_plan& plan) override {
+    auto labels = side_tensors(trial, params_.labels_collection, params_.labels);
+    if (!labels) return labels.error_status();
+    auto predictions = side_tensors(trial, params_.predictions_collection, params_.predictions);
+    if (!predictions) return predictions.error_status();
+    plan::tensor_request request;
+    request.moments = true;  // the largest class seen (category_no's default)
+    request.keep_values = true;
+    for (const auto t : *labels) plan.request(t, request);
+    for (const auto t : *predictions) plan.request(t, request);
+    labels_.assign(std::move(*labels));
+    predictions_.assign(std::move(*predictions));
+    return status::success();
+  }
+
+  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+                     std::vector<finding>& findings) override {
+    detail::pick_records(trial, step, labels_, params_.evaluate_all_workers, label_records_);
+    detail::pick_records(trial, step, predictions_, params_.evaluate_all_workers,
+                         prediction_records_);
+    std::map<trial::worker_id, std::pair<record_list, record_list>> sides;
+    const auto key = [&](const plan::statistics_record* r) {
+      return params_.evaluate_all_workers ? r->worker : trial::worker_id{0};
+    };
+    for (const auto* r : label_records_) sides[key(r)].first.push_back(r);
+    for (const auto* r : prediction_records_) sides[key(r)].second.push_back(r);
+    for (const auto& [worker, pair] : sides) evaluate(trial, pair.first, pair.second, findings);
+  }
+
+ private:
+  /// The collection's tensors if it exists and has any, else the named tensor (if present).
+  result<std::vector<trial::tensor_id>> side_tensors(const trial::catalog& trial,
+                                                     const std::string& collection,
+                                                     const std::string& tensor) const {
+    if (trial.find_collection(collection) != nullptr) {
+      const std::string names[] = {collection};
+      auto ids = detail::select_tensors(rule_name, trial, names, {}, false);
+      if (!ids) return ids;
+      if (!ids->empty()) return ids;
+    }
+    std::vector<trial::tensor_id> ids;
+    if (const auto t = trial.find_tensor(tensor)) ids.push_back(*t);
+    return ids;
+  }
+
+  void evaluate(const trial::catalog& trial, const record_list& labels,
+                const record_list& predictions, std::vector<finding>& findings) {
+    if (labels.empty() || predictions.empty()) return;
+    if (!detail::concat_values(labels, label_values_) ||
+        !detail::concat_values(predictions, prediction_values_) ||
+        label_values_.size() != prediction_values_.size() || label_values_.empty()) {
+      return;
+    }
+    int64_t k = 0;
+    if (params_.category_no) {
+      k = *params_.category_no;
+    } else {
+      record_list both = labels;
+      both.insert(both.end(), predictions.begin(), predictions.end());
+      const auto largest = detail::finite_max(both);
+      if (!largest) return;
+      k = std::max<int64_t>(2, static_cast<int64_t>(std::min(
+                                   std::trunc(*largest) + 1.0,
+                                   static_cast<double>(stats::max_confusion_classes))));
+    }
+    const std::vector<int64_t> shape{static_cast<int64_t>(label_values_.size())};
+    const tensor_view l{reinterpret_cast<const std::byte*>(label_values_.data()), dtype::float64,
+                        shape, shape[0], memory_kind::host};
+    const tensor_view p{reinterpret_cast<const std::byte*>(prediction_values_.data()),
+                        dtype::float64, shape, shape[0], memory_kind::host};
+    const auto matrix = stats::compute_confusion(l, p, k, stats::prediction_kind::class_values);
+    if (!matrix) return;
+    for (int64_t i = 0; i < k; ++i) {
+      int64_t column = 0;
+      for (int64_t j = 0; j < k; ++j) column += matrix->at(j, i);
+      if (column == 0) continue;
+      const auto total = static_cast<double>(column);
+      const double diagonal = static_cast<double>(matrix->at(i, i)) / total;
+      if (diagonal < params_.min_diag) {
+        findings.push_back(detail::make_finding(
+            rule_name, trial, *labels.front(), diagonal,
+            fmt::format("prediction {}: C[{}][{}] / column sum = {} / {} = {} < min_diag {} "
+                        "({} classes, {} samples)",
+                        i, i, i, matrix->at(i, i), column, detail::format_number(diagonal),
+                        detail::format_number(params_.min_diag), k, label_values_.size())));
+        return;
+      }
+      for (int64_t j = 0; j < k; ++j) {
+        if (j == i) continue;
+        const double off = static_cast<double>(matrix->at(j, i)) / total;
+        if (off > params_.max_off_diag) {
+          findings.push_back(detail::make_finding(
+              rule_name, trial, *labels.front(), off,
+              fmt::format("prediction {}: label {} in C[{}][{}] / column sum = {} / {} = {} > "
+                          "max_off_diag {} ({} classes, {} samples)",
+                          i, j, j, i, matrix->at(j, i), column, detail::format_number(off),
+                          detail::format_number(params_.max_off_diag), k, label_values_.size())));
+          return;
+        }
+      }
+    }
+  }
+
+  confusion_params params_;
+  detail::tensor_set labels_;
+  detail::tensor_set predictions_;
+  record_list label_records_;
+  record_list prediction_records_;
+  std::vector<double> label_values_;
+  std::vector<double> prediction_values_;
+};
+
+}  // namespace
+
+std::unique_ptr<rule> make_confusion(const confusion_params& p) {
+  return std::make_unique<confusion>(p);
+}
+
+result<confusion_params> parse_confusion_params(const rule_parameters& params) {
+  confusion_params p;
+  parameter_reader reader(rule_name, params);
+  reader.read("category_no", p.category_no);
+  reader.read("labels", p.labels);
+  reader.read("predictions", p.predictions);
+  reader.read("labels_collection", p.labels_collection);
+  reader.read("predictions_collection", p.predictions_collection);
+  reader.read("min_diag", p.min_diag);
+  reader.read("max_off_diag", p.max_off_diag);
+  reader.read("evaluate_all_workers", p.evaluate_all_workers);
+  if (p.category_no) {
+    reader.require(*p.category_no >= 2 && *p.category_no <= stats::max_confusion_classes,
+                   "category_no",
+                   fmt::format("must be in [2, {}], got {}", stats::max_confusion_classes,
+                               *p.category_no));
+  }
+  TRIALSTAT_RETURN_IF_ERROR(reader.finish());
+  return p;
+}
+
+}  // namespace trialstat::rules
