@@ -6,6 +6,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "host/pipeline/rule_statistics.hpp"
 #include "trialstat/config.hpp"
 #include "trialstat/pipeline/statistics_executor.hpp"
 #include "trialstat/stats/axis_counts.hpp"
@@ -54,6 +55,8 @@ class cpu_executor final : public statistics_executor {
         record.axis0.push_back(std::move(*counts));
       }
       // Statistics added by later rules go here (one request field → one record field).
+      TRIALSTAT_RETURN_IF_ERROR(
+          detail::compute_rule_statistics(request, view, record, stats::backend::cpu));
       if (request.history_depth > 0) TRIALSTAT_RETURN_IF_ERROR(compare_with_history(request, view, record));
     }
     return status::success();

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// The per-tensor statistics added for the later built-in rules (percentiles, equality counts,
+// channel sums, kept values), computed by the executors for each decoded tensor whose request
+// asks for them. Internal to host/pipeline.
+#pragma once
+
+#include "trialstat/plan/read_plan.hpp"
+#include "trialstat/plan/statistics_record.hpp"
+#include "trialstat/stats/backend.hpp"
+#include "trialstat/status.hpp"
+#include "trialstat/tensor_view.hpp"
+
+namespace trialstat::pipeline::detail {
+
+/// @brief Append to `record` what `request` asks beyond moments/histograms/axis-0/pairwise:
+/// `percentiles` (one percentile_value per requested q, request order), `equal_counts` (one per
+/// requested value), `channel_sums` (one per requested axis valid for the tensor's rank — others
+/// are skipped, as is a second axis naming the same dimension), and with `keep_values`
+/// `record.values_data = tensor.data` (the caller keeps those bytes alive until the step
+/// callback has returned).
+/// @param tensor the decoded tensor (host memory; `record.shape`/`type` describe it)
+/// @param which  backend of the statistics calls
+/// @return ok; errors from the statistics (out_of_memory, cuda_*); never for an axis that does
+///   not fit the tensor.
+[[nodiscard]] status compute_rule_statistics(const plan::tensor_request& request,
+                                             const tensor_view& tensor,
+                                             plan::statistics_record& record,
+                                             stats::backend which);
+
+}  // namespace trialstat::pipeline::detail
