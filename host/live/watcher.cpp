@@ -178,7 +178,12 @@ class watch_loop {
   void refresh() {
     auto refreshed = catalog_->refresh();
     if (!refreshed) {
-      warning(refreshed.error_status().to_string());
+      // Reported once per distinct problem (a folder that stays unlistable would repeat it).
+      std::string text = refreshed.error_status().to_string();
+      if (text != last_refresh_error_) warning(text);
+      last_refresh_error_ = std::move(text);
+    } else {
+      last_refresh_error_.clear();
     }
     report_warnings();
   }
@@ -390,6 +395,7 @@ class watch_loop {
   std::size_t warnings_seen_ = 0;
   int64_t steps_evaluated_ = 0;
   std::string last_waiting_;
+  std::string last_refresh_error_;
   std::optional<int64_t> last_reported_step_;
   std::optional<step_completeness> last_incomplete_;
 };
