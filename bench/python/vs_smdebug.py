@@ -110,7 +110,7 @@ def main():
         size, files = trial_bytes(path)
         _, out = run([python, os.path.join(HERE, "trialstat_stats.py"), path, args.device], path)
         ours = json.loads(out)
-        times = {"smdebug": [], "python": [], "cli": []}
+        times = {"smdebug": [], "python": [], "cli": [], "cli_bins0": []}
         for _ in range(args.smdebug_repeat):
             t, out = run([smdebug_python, os.path.join(HERE, "smdebug_stats.py"), path], path)
             check_same(json.loads(out), ours, kind)
@@ -126,12 +126,17 @@ def main():
                 env = dict(os.environ, OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY", "PASSIVE"))
                 t, _ = run([cli, "stats", path, "--format", "csv", "--device", args.device], path,
                            stdout=devnull, env=env)
-            times["cli"].append(t)
+                times["cli"].append(t)
+                t, _ = run([cli, "stats", path, "--format", "csv", "--bins", "0", "--no-reductions",
+                            "--device", args.device], path, stdout=devnull, env=env)
+                times["cli_bins0"].append(t)
         med = {k: statistics.median(v) for k, v in times.items()}
         row = {"trial": kind, "bytes": size, "files": files, "values": ours["values"],
                "smdebug_s": med["smdebug"], "python_s": med["python"], "cli_s": med["cli"],
+               "cli_bins0_s": med["cli_bins0"],
                "speedup_python": med["smdebug"] / med["python"],
-               "speedup_cli": med["smdebug"] / med["cli"], "runs": times}
+               "speedup_cli": med["smdebug"] / med["cli"],
+               "speedup_cli_bins0": med["smdebug"] / med["cli_bins0"], "runs": times}
         rows.append(row)
         print(json.dumps(row), flush=True)
     write_results(args, rows)
@@ -155,11 +160,13 @@ def write_results(args, rows):
              "include interpreter start-up and imports (numpy ≈ 0.1–0.3 s here; smdebug's "
              "imports ≈ 1.5 s).", "",
              "| trial | size | tensors×steps | smdebug + numpy | trialstat Python | speed-up | "
-             "trialstat CLI | speed-up |", "|---|---|---|---|---|---|---|---|"]
+             "CLI | speed-up | CLI `--bins 0 --no-reductions` | speed-up |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['trial']} tensors | {r['bytes'] / 1e9:.2f} GB, {r['files']} files | "
                      f"{r['values']} | {r['smdebug_s']:.2f} s | {r['python_s']:.3f} s | "
-                     f"{r['speedup_python']:.0f}× | {r['cli_s']:.3f} s | {r['speedup_cli']:.0f}× |")
+                     f"{r['speedup_python']:.1f}× | {r['cli_s']:.3f} s | {r['speedup_cli']:.1f}× | "
+                     f"{r['cli_bins0_s']:.3f} s | {r['speedup_cli_bins0']:.1f}× |")
     lines += ["", "Reproduce: `scripts/setup.sh && .venv/bin/python bench/python/vs_smdebug.py` "
               "(writes the trials under /tmp/trialstat-bench first; "
               f"`--big-bytes {args.big_bytes} --small-bytes {args.small_bytes}`).", END]
