@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+// Public log-scale histogram entry points: validate, pick the backend, call the twin
+// (kernels/log_histogram/), unpack the cells into records.
+#include "trialstat/stats/log_histogram.hpp"
+
+#include <string>
+#include <vector>
+
+#include "host/stats/dispatch.hpp"
+#include "kernels/common/cpu_validate.hpp"
+#include "kernels/log_histogram/log_histogram_cpu.hpp"
+#include "kernels/log_histogram/log_histogram_op.hpp"
+
+#if TRIALSTAT_HAS_CUDA
+#include "kernels/log_histogram/log_histogram_cuda.hpp"
+#include "trialstat/detail/cuda_check.hpp"
+#endif
+
+namespace trialstat::stats {
+namespace {
+
+static_assert(log_histogram_bins == kernels::log_histogram_num_bins);
+
+constexpr kernels::log_histogram_edge_table edge_table = kernels::make_log_histogram_edges();
+
+#if TRIALSTAT_HAS_CUDA
+status compute_log_histograms_cuda(const std::byte* base, std::span<const segment> segments,
+                                   std::vector<int64_t>& cells) {
+  std::size_t span_bytes = 0;
+  TRIALSTAT_RETURN_IF_ERROR(
+      detail::segments_span_bytes(segments, "compute_log_histograms", span_bytes));
+  int64_t total_elements = 0;
+  for (const auto& s : segments) total_elements += s.num_elements;
+  detail::cuda_stream stream;
+  TRIALSTAT_RETURN_IF_ERROR(stream.create());
+  {
+    detail::device_buffer base_staging, d_segments, d_cells, workspace;
+    const void* d_base = nullptr;
+    TRIALSTAT_RETURN_IF_ERROR(
+        detail::device_view_of(base, span_bytes, base_staging, stream.get(), d_base));
+    TRIALSTAT_RETURN_IF_ERROR(d_segments.allocate(segments.size_bytes(), stream.get()));
+    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(d_segments.get(), segments.data(), segments.size_bytes(),
+                                       cudaMemcpyHostToDevice, stream.get()));
+    TRIALSTAT_RETURN_IF_ERROR(d_cells.allocate(cells.size() * sizeof(int64_t), stream.get()));
+    const kernels::device_batch batch{static_cast<const std::byte*>(d_base),
+                                      d_segments.as<const segment>(),
+                                      static_cast<int64_t>(segments.size()), total_elements};
+    std::size_t workspace_bytes = 0;
+    TRIALSTAT_RETURN_IF_ERROR(
+        kernels::launch_log_histograms(batch, nullptr, nullptr, &workspace_bytes, stream.get()));
+    TRIALSTAT_RETURN_IF_ERROR(workspace.allocate(workspace_bytes, stream.get()));
+    TRIALSTAT_RETURN_IF_ERROR(kernels::launch_log_histograms(
+        batch, d_cells.as<int64_t>(), workspace.get(), &workspace_bytes, stream.get()));
+    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(cells.data(), d_cells.get(), cells.size() * sizeof(int64_t),
+                                       cudaMemcpyDeviceToHost, stream.get()));
+    TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+  }
+  TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+  return status::success();
+}
+#endif
+
+}  // namespace
+
+std::span<const double> log_histogram_edges() noexcept {
+  return {edge_table.edge, static_cast<std::size_t>(kernels::log_histogram_num_edges)};
+}
+
+status compute_log_histograms(const std::byte* base, std::span<const segment> segments,
+                              std::span<log_histogram> out, backend which) {
+  if (out.size() != segments.size()) {
+    return status(error_code::invalid_argument,
+                  "compute_log_histograms: " + std::to_string(segments.size()) +
+                      " segments but " + std::to_string(out.size()) + " outputs");
+  }
+  TRIALSTAT_RETURN_IF_ERROR(kernels::validate_segments(base, segments, "compute_log_histograms"));
+  TRIALSTAT_RETURN_IF_ERROR(detail::check_backend(which, "compute_log_histograms"));
+  constexpr auto per = static_cast<std::size_t>(kernels::log_histogram_num_cells);
+  std::vector<int64_t> cells;
+  try {
+    cells.assign(segments.size() * per, 0);
+  } catch (const std::bad_alloc&) {
+    return status(error_code::out_of_memory, "compute_log_histograms: cannot allocate counts");
+  }
+  if (which == backend::cpu) {
+    TRIALSTAT_RETURN_IF_ERROR(kernels::compute_log_histograms_cpu(base, segments, cells));
+  } else {
+#if TRIALSTAT_HAS_CUDA
+    if (!segments.empty()) TRIALSTAT_RETURN_IF_ERROR(compute_log_histograms_cuda(base, segments, cells));
+#else
+    return status(error_code::invalid_argument, "compute_log_histograms: no CUDA backend in this build");
+#endif
+  }
+  for (std::size_t s = 0; s < segments.size(); ++s) {
+    const int64_t* row = cells.data() + s * per;
+    log_histogram& h = out[s];
+    h.counts.assign(row, row + kernels::log_histogram_num_bins);
+    h.nan_count = row[kernels::log_cell_nan];
+    h.pos_inf_count = row[kernels::log_cell_pos_inf];
+    h.neg_inf_count = row[kernels::log_cell_neg_inf];
+    h.below_count = row[kernels::log_cell_below];
+    h.above_count = row[kernels::log_cell_above];
+  }
+  return status::success();
+}
+
+tensorboard_buckets to_tensorboard_buckets(const log_histogram& histogram) {
+  tensorboard_buckets out;
+  const auto& counts = histogram.counts;
+  std::size_t first = counts.size();
+  std::size_t last = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    if (counts[i] == 0) continue;
+    if (first == counts.size()) first = i;
+    last = i;
+  }
+  if (first == counts.size()) return out;  // nothing binned
+  const auto edges = log_histogram_edges();
+  // smdebug: counts[start-1:end] (or [0] + counts[:end] when start == 0), limits[start:end+1],
+  // with start = first non-empty bin and end = last non-empty bin + 1.
+  if (first == 0) {
+    out.counts.push_back(0);
+    out.counts.insert(out.counts.end(), counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+  } else {
+    out.counts.assign(counts.begin() + static_cast<std::ptrdiff_t>(first) - 1,
+                      counts.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+  }
+  out.limits.assign(edges.begin() + static_cast<std::ptrdiff_t>(first),
+                    edges.begin() + static_cast<std::ptrdiff_t>(last) + 2);
+  return out;
+}
+
+}  // namespace trialstat::stats

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file log_histogram_cpu.hpp
+/// @brief CPU twin of the log-scale histogram (internal; called by host/stats/log_histogram.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "trialstat/stats/backend.hpp"
+#include "trialstat/status.hpp"
+
+namespace trialstat::kernels {
+
+/// @brief Cells (log_histogram_op.hpp: 1548 bins + NaN, +Inf, −Inf, below, above) of every
+/// segment of a host batch, added into `cells` [num_segments × log_histogram_num_cells] (the
+/// caller zeroes it). OpenMP over fixed 64 Ki-element chunks; exact, so thread-count independent.
+/// @return ok; invalid_argument (sizes); unsupported_dtype.
+[[nodiscard]] status compute_log_histograms_cpu(const std::byte* base,
+                                                std::span<const stats::segment> segments,
+                                                std::span<int64_t> cells) noexcept;
+
+}  // namespace trialstat::kernels
