@@ -3,11 +3,20 @@
 #include "trialstat/config.hpp"
 #include "trialstat/pipeline/statistics_executor.hpp"
 
+#if TRIALSTAT_HAS_CUDA
+#include "host/pipeline/cuda_executor.hpp"
+#endif
+
 namespace trialstat::pipeline {
 
 std::unique_ptr<statistics_executor> make_cpu_statistics_executor();
 
 result<std::unique_ptr<statistics_executor>> make_statistics_executor(stats::backend which) {
+  return make_statistics_executor(which, executor_options{});
+}
+
+result<std::unique_ptr<statistics_executor>> make_statistics_executor(
+    stats::backend which, [[maybe_unused]] const executor_options& options) {
   switch (which) {
     case stats::backend::cpu:
       return make_cpu_statistics_executor();
@@ -17,8 +26,11 @@ result<std::unique_ptr<statistics_executor>> make_statistics_executor(stats::bac
                       TRIALSTAT_HAS_CUDA ? "backend cuda: no CUDA device is visible"
                                          : "backend cuda: this build has no CUDA backend");
       }
-      // The CUDA executor (pinned staging, streams, device-resident history) plugs in here.
-      return status(error_code::invalid_argument, "backend cuda: the CUDA executor is not built yet");
+#if TRIALSTAT_HAS_CUDA
+      return make_cuda_statistics_executor(options);
+#else
+      return status(error_code::invalid_argument, "backend cuda: this build has no CUDA backend");
+#endif
   }
   return status(error_code::invalid_argument, "unknown backend");
 }

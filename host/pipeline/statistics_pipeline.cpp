@@ -159,7 +159,9 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
                                                      bool include_incomplete) {
   state& s = *state_;
   if (!s.executor) {
-    auto made = make_statistics_executor(s.options.backend);
+    executor_options executor_config;
+    executor_config.pinned_pool_bytes = s.options.pinned_pool_bytes;
+    auto made = make_statistics_executor(s.options.backend, executor_config);
     if (!made) return made.error_status();
     s.executor = std::move(*made);
   }
@@ -174,7 +176,7 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
   if (todo.empty()) return counters;
 
   batch_exchange exchange({&s.batches[0], &s.batches[1]});
-  detail::step_reader reader(s.trial, s.plan, s.options);
+  detail::step_reader reader(s.trial, s.plan, s.options, s.executor->staging_pool());
   std::thread reader_thread([&] {
     for (const trial::step_info& info : todo) {
       detail::step_batch* batch = exchange.take_free();

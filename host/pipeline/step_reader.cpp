@@ -10,13 +10,26 @@
 
 namespace trialstat::pipeline::detail {
 
-bool needs_raw(const plan::tensor_request& r) noexcept {
-  return r.moments || r.histogram_bins > 0 || r.history_depth > 0 || !r.axis0.empty();
+bool needs_raw(const plan::tensor_request& r) noexcept { return r.needs_raw(); }
+
+std::byte* event_file_bytes::storage(std::size_t bytes, memory::pinned_pool* pool) {
+  if (pool != nullptr && bytes <= pool->buffer_bytes()) {
+    if (!lease_) lease_ = pool->try_acquire();  // none free: the vector below
+    if (lease_) {
+      data_ = {lease_.data(), bytes};
+      return lease_.data();
+    }
+  } else {
+    lease_.release();  // too small for this file: let another file use it
+  }
+  buffer_.resize(bytes);
+  data_ = {buffer_.data(), bytes};
+  return buffer_.data();
 }
 
 result<int64_t> event_file_bytes::load(const io::file_reader& reader,
                                        const std::vector<std::pair<uint64_t, uint64_t>>& ranges,
-                                       std::size_t whole_file_limit_bytes) {
+                                       std::size_t whole_file_limit_bytes, memory::pinned_pool* pool) {
   uint64_t wanted = 0;
   for (const auto& r : ranges) wanted += r.second;
   const uint64_t size = reader.size_bytes();
@@ -25,17 +38,17 @@ result<int64_t> event_file_bytes::load(const io::file_reader& reader,
   whole_ = size <= whole_file_limit_bytes && (wanted * 2 >= size || size <= (uint64_t{1} << 20));
   ranges_.clear();
   if (whole_) {
-    buffer_.resize(size + io::record_padding_bytes);
-    TRIALSTAT_RETURN_IF_ERROR(reader.read_at(0, {buffer_.data(), size}));
-    std::fill(buffer_.end() - io::record_padding_bytes, buffer_.end(), std::byte{0});
+    std::byte* out = storage(size + io::record_padding_bytes, pool);
+    TRIALSTAT_RETURN_IF_ERROR(reader.read_at(0, {out, size}));
+    std::fill(out + size, out + size + io::record_padding_bytes, std::byte{0});
     return static_cast<int64_t>(size);
   }
-  buffer_.resize(wanted + io::record_padding_bytes);
+  std::byte* out = storage(wanted + io::record_padding_bytes, pool);
   uint64_t cursor = 0;
   for (const auto& [start, length] : ranges) {
     // A range past the end of the file is reported when its record is parsed.
     const uint64_t available = start < size ? std::min(length, size - start) : 0;
-    if (available > 0) TRIALSTAT_RETURN_IF_ERROR(reader.read_at(start, {buffer_.data() + cursor, available}));
+    if (available > 0) TRIALSTAT_RETURN_IF_ERROR(reader.read_at(start, {out + cursor, available}));
     ranges_.insert_or_assign(start, std::make_pair(cursor, available));
     cursor += length;
   }
@@ -45,11 +58,11 @@ result<int64_t> event_file_bytes::load(const io::file_reader& reader,
 std::span<const std::byte> event_file_bytes::record(uint64_t start, uint64_t length) const {
   if (whole_) {
     if (start >= file_size_) return {};
-    return {buffer_.data() + start, static_cast<std::size_t>(std::min(length, file_size_ - start))};
+    return {data_.data() + start, static_cast<std::size_t>(std::min(length, file_size_ - start))};
   }
   const auto it = ranges_.find(start);
   if (it == ranges_.end()) return {};
-  return {buffer_.data() + it->second.first, static_cast<std::size_t>(std::min(length, it->second.second))};
+  return {data_.data() + it->second.first, static_cast<std::size_t>(std::min(length, it->second.second))};
 }
 
 status step_reader::read_step(const trial::step_info& info, step_batch& out) {
@@ -101,7 +114,7 @@ void step_reader::read_worker_file(const trial::step_info& info,
     auto reader = io::file_reader::open(trial_.root() / trial_.event_file(*file));
     if (!reader) {
       file_status = reader.error_status();
-    } else if (auto loaded = part.file.load(*reader, ranges_, options_.whole_file_limit_bytes)) {
+    } else if (auto loaded = part.file.load(*reader, ranges_, options_.whole_file_limit_bytes, pool_)) {
       out.bytes_read += *loaded;
     } else {
       file_status = loaded.error_status();

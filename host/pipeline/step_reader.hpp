@@ -10,6 +10,7 @@
 
 #include "trialstat/io/event_decoder.hpp"
 #include "trialstat/io/file_reader.hpp"
+#include "trialstat/memory/pinned_pool.hpp"
 #include "trialstat/pipeline/statistics_executor.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 #include "trialstat/plan/read_plan.hpp"
@@ -18,19 +19,27 @@
 namespace trialstat::pipeline::detail {
 
 /// The bytes of one event file needed for a step: the whole file, or each requested range.
+/// With a staging pool (the CUDA executor's), the bytes go straight into a pinned pool buffer
+/// when they fit one (kept across loads), so the executor copies them to the device without a
+/// host copy; otherwise into an owned vector.
 class event_file_bytes {
  public:
   /// Read what `ranges` (start, length) need from `reader`. Returns the bytes read.
   result<int64_t> load(const io::file_reader& reader,
                        const std::vector<std::pair<uint64_t, uint64_t>>& ranges,
-                       std::size_t whole_file_limit_bytes);
+                       std::size_t whole_file_limit_bytes, memory::pinned_pool* pool = nullptr);
   /// The loaded bytes of the record at `start` (as many as the file has, up to `length`).
   [[nodiscard]] std::span<const std::byte> record(uint64_t start, uint64_t length) const;
-  [[nodiscard]] const std::vector<std::byte>& buffer() const noexcept { return buffer_; }
+  [[nodiscard]] std::span<const std::byte> buffer() const noexcept { return data_; }
   [[nodiscard]] uint64_t file_size_bytes() const noexcept { return file_size_; }
 
  private:
+  /// `bytes` of storage for the next load: the pool lease when it fits, else `buffer_`.
+  std::byte* storage(std::size_t bytes, memory::pinned_pool* pool);
+
   std::vector<std::byte> buffer_;
+  memory::pool_lease lease_;        // pinned buffer from the executor's pool (kept)
+  std::span<std::byte> data_;       // the loaded bytes: in lease_ or buffer_
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> ranges_;  // start → (offset, available)
   bool whole_ = false;
   uint64_t file_size_ = 0;
@@ -59,8 +68,11 @@ struct step_batch {
 /// Reads steps; keeps its decoder and range lists across steps. One per reader thread.
 class step_reader {
  public:
-  step_reader(const trial::catalog& trial, const plan::read_plan& plan, const pipeline_options& options)
-      : trial_(trial), plan_(plan), options_(options) {}
+  /// @param pool  where event-file bytes go when they fit a buffer (statistics_executor::
+  ///               staging_pool()); nullptr: owned vectors
+  step_reader(const trial::catalog& trial, const plan::read_plan& plan, const pipeline_options& options,
+              memory::pinned_pool* pool = nullptr)
+      : trial_(trial), plan_(plan), options_(options), pool_(pool) {}
 
   /// Fill `out` for `info`. Per-record problems go into the records' `raw_status`; an error is
   /// returned only for failures of the whole run (none today: files that cannot be opened or
@@ -79,6 +91,7 @@ class step_reader {
   const trial::catalog& trial_;
   const plan::read_plan& plan_;
   const pipeline_options& options_;
+  memory::pinned_pool* pool_ = nullptr;
   std::vector<std::pair<uint64_t, uint64_t>> ranges_;
   io::event_decoder decoder_;
   io::event_record event_;

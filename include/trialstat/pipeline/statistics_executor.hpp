@@ -17,7 +17,25 @@
 #include "trialstat/stats/backend.hpp"
 #include "trialstat/status.hpp"
 
+namespace trialstat::memory {
+class pinned_pool;
+}
+
 namespace trialstat::pipeline {
+
+/// @brief Default pinned staging memory of the CUDA executor (`--pinned-mb 256`).
+inline constexpr std::size_t default_pinned_pool_bytes = std::size_t{256} << 20;
+
+/// @brief How an executor sizes its fixed buffers (the CPU executor ignores them).
+struct executor_options {
+  /// Pinned host memory for staging, in bytes (`--pinned-mb`), allocated once. The CUDA
+  /// executor cuts it into 8 equal buffers (at least 64 KiB each): 2 stage copies to the device
+  /// (one per stream), 6 are lent to the reader for event files that fit one buffer. The device
+  /// input buffer of each stream is one buffer's size; larger tensors are split into pieces.
+  std::size_t pinned_pool_bytes = default_pinned_pool_bytes;
+  /// Most segments per device launch (segment-table capacity); 0 = 16384.
+  std::size_t max_segments_per_launch = 0;
+};
 
 /// @brief Decoded tensors of one event file (or several) held in one staging buffer.
 struct tensor_batch {
@@ -47,12 +65,22 @@ class statistics_executor {
   [[nodiscard]] virtual status compute(const plan::read_plan& plan, const tensor_batch& batch) = 0;
 
   [[nodiscard]] virtual stats::backend backend() const noexcept = 0;
+
+  /// @brief Buffers a reader may fill for this executor (pinned event-file buffers the CUDA
+  /// executor copies to the device without a host copy), or nullptr (the CPU executor). The
+  /// pool outlives every lease taken from it as long as the executor outlives the reader.
+  [[nodiscard]] virtual memory::pinned_pool* staging_pool() noexcept { return nullptr; }
 };
 
 /// @brief The executor for a backend. Errors: invalid_argument when the backend is not built or
 /// no device is visible (never a silent fallback to the CPU).
 [[nodiscard]] result<std::unique_ptr<statistics_executor>> make_statistics_executor(
     stats::backend which);
+
+/// @brief As above, with buffer sizes. Errors also: out_of_memory (pinned or device buffers),
+/// cuda_error.
+[[nodiscard]] result<std::unique_ptr<statistics_executor>> make_statistics_executor(
+    stats::backend which, const executor_options& options);
 
 /// @brief The value of a one-element tensor from its moments record (exact: no second
 /// conversion): the finite value, NaN, +Inf or −Inf.

@@ -48,6 +48,9 @@ struct pipeline_options {
   /// Global steps [step_begin, step_end) to visit, intersected with the plan's range.
   std::optional<int64_t> step_begin;
   std::optional<int64_t> step_end;
+  /// Pinned host staging memory of the CUDA backend in bytes (`--pinned-mb`; see
+  /// `executor_options::pinned_pool_bytes`), allocated once per stream. Ignored by the CPU.
+  std::size_t pinned_pool_bytes = std::size_t{256} << 20;
   /// Live trials (additive, issue 4): before a step is computed, check that every record it
   /// needs lies wholly inside its event file as the file is now; if a file is missing or shorter
   /// than the index says (a record cut short at the tail: still being written, or an index
