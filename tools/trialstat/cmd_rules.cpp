@@ -27,6 +27,7 @@ struct rules_options {
   std::string steps;
   std::string format = "table";
   std::string device = "auto";
+  int64_t pinned_mb = 256;  // --pinned-mb: CUDA staging memory
   std::size_t max_findings = 20;
 };
 
@@ -73,6 +74,10 @@ int run_rules(const rules_options& o) {
   if (!format) return report_error(format.error_status());
   auto options = make_pipeline_options(o.device);
   if (!options) return report_error(options.error_status());
+  if (o.pinned_mb < 1 || o.pinned_mb > (int64_t{1} << 20)) {
+    return report_error(status(error_code::invalid_argument, "--pinned-mb must be in [1, 1048576]"));
+  }
+  options->pinned_pool_bytes = static_cast<std::size_t>(o.pinned_mb) << 20;
   if (!o.steps.empty()) {
     auto range = parse_step_range(o.steps);
     if (!range) return report_error(range.error_status());
@@ -126,6 +131,9 @@ void add_rules_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--format", o->format, "table (text) or json (one object per rule)")->capture_default_str();
   cmd->add_option("--max-findings", o->max_findings, "Findings listed per rule in text output (0 = all)")->capture_default_str();
   cmd->add_option("--device", o->device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
+  cmd->add_option("--pinned-mb", o->pinned_mb,
+                  "CUDA backend: pinned host staging memory in MiB (8 buffers; a tensor larger than "
+                  "one buffer is split)")->capture_default_str();
   cmd->callback([=] {
     for (const CLI::Option* opt : cmd->parse_order()) {
       if (opt == rule_opt) o->order.emplace_back("rule");

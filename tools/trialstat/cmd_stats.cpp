@@ -20,6 +20,7 @@ struct stats_options {
   std::string steps;
   std::string format = "table";
   std::string device = "auto";
+  int64_t pinned_mb = 256;  // --pinned-mb: CUDA staging memory
   int bins = stats::default_histogram_bins;
   bool no_reductions = false;
 };
@@ -30,6 +31,10 @@ int run_stats(const stats_options& o) {
   if (o.bins < 0) return report_error(status(error_code::invalid_argument, "--bins must be >= 0"));
   auto options = make_pipeline_options(o.device);
   if (!options) return report_error(options.error_status());
+  if (o.pinned_mb < 1 || o.pinned_mb > (int64_t{1} << 20)) {
+    return report_error(status(error_code::invalid_argument, "--pinned-mb must be in [1, 1048576]"));
+  }
+  options->pinned_pool_bytes = static_cast<std::size_t>(o.pinned_mb) << 20;
   if (!o.steps.empty()) {
     auto range = parse_step_range(o.steps);
     if (!range) return report_error(range.error_status());
@@ -92,6 +97,9 @@ void add_stats_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--bins", o->bins, "Histogram bins (0 = no histograms)")->capture_default_str();
   cmd->add_flag("--no-reductions", o->no_reductions, "Do not read saved smdebug reductions");
   cmd->add_option("--device", o->device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
+  cmd->add_option("--pinned-mb", o->pinned_mb,
+                  "CUDA backend: pinned host staging memory in MiB (8 buffers; a tensor larger than "
+                  "one buffer is split)")->capture_default_str();
   cmd->callback([=] { *exit_code = run_stats(*o); });
 }
 
