@@ -1,13 +1,40 @@
 // SPDX-License-Identifier: Apache-2.0
-// CPU twin of the histogram. Per block: convert to float64 once, compute every element's bin
-// with the branch-free guess + correction of histogram_op.hpp into a small index array (a
-// rejected value goes to a spill bin), then count the indices into four interleaved
-// sub-histograms so that runs of equal bins do not serialise on one counter (store-to-load
-// forwarding), and finally add the sub-histograms into the chunk's int64 counts.
+// CPU twin of the histogram. Per block of cpu_block_elements, the lane body
+// (histogram_lanes_cpu.hpp, compiled per ISA) computes every element's bin into a small index
+// array (a value numpy does not keep goes to a spill bin), then counts the indices into four
+// interleaved sub-histograms so that runs of equal bins do not serialise on one counter
+// (store-to-load forwarding), and finally adds the sub-histograms into the chunk's int64 counts.
+// Counts are integers: the result is identical for any thread count, order or ISA.
+//
+// The guess. numpy divides, g = int(((x − lo) / (hi − lo))·bins), then corrects g by one bin
+// against the edges (histogram_bin_t). bin_mode::exact does exactly that over lanes. When the
+// edges are well resolved (fast_guess_ok: bins ≤ 2^24, a finite normal range, and a bin width
+// step ≥ 2^-30·M with M = max(|lo|, |hi|)), bin_mode::fast multiplies instead,
+// f = (x − lo)·(bins / (hi − lo)), and skips the correction when f is at least
+// fast_guess_margin = 2^-16 away from an integer. Why that is numpy's bin: let
+// u(y) = (y − lo)·bins/(hi − lo) in exact arithmetic and t the bin with
+// edge[t] ≤ x < edge[t + 1] (the last bin closed).
+//  - Each edge is i·step + lo in two roundings with step = (hi − lo)/bins rounded, so
+//    |u(edge[i]) − i| ≤ 2·2^-53·bins + 2^-53·M/step ≤ 2^-28 + 2^-23 < 2^-22. Edges are
+//    therefore strictly increasing, and u(x) ∈ [t − 2^-22, t + 1 + 2^-22].
+//  - Both numpy's guess and f are three roundings from u(x) ≤ bins: |f − u(x)| ≤ 2^-27.
+//  - So numpy's int guess is t − 1, t or t + 1, which its correction maps to t (t − 1:
+//    x ≥ edge[t] increments; t + 1: x < edge[t + 1] decrements): numpy's bin is t. The same
+//    holds for int(f) with the same correction (taken when f is near an integer).
+//  - If f − floor(f) ∈ [2^-16, 1 − 2^-16], then u(x) is more than 2^-16 − 2^-27 > 2^-22 from
+//    every integer, so u(edge[k]) < u(x) < u(edge[k + 1]) for k = floor(f): t = k, no
+//    correction needed. The guess is clamped to [2^-15, bins − 1/2]: below 2^-15 (x near lo)
+//    u(x) < 2^-15 + 2^-27 < 1 − 2^-22, so t = 0; above bins − 1/2 (x near hi)
+//    u(x) > bins − 1 + 2^-22, so t = bins − 1; both are the clamped guess's integer part.
+// tests/kernels/cpu_lanes_test.cpp checks every mode and ISA against histogram_bin on
+// values at, and ulps next to, every edge.
 #include "kernels/histogram/histogram_cpu.hpp"
+
+#include "kernels/common/cpu_simd.hpp"  // first: turns FP contraction off for this file
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <memory>
 #include <new>
 #include <string>
@@ -21,55 +48,67 @@ namespace trialstat::kernels {
 namespace {
 
 constexpr int sub_histograms = 4;
+/// Sub-histograms for up to this many bins live on the stack.
+constexpr int stack_bins = 256;
+/// Chunks of at most this many elements count straight into the int64 output.
+constexpr int64_t direct_count_elements = 256;
 
-/// Bins of n converted values into idx (spill bin = p.bins for values numpy does not keep).
-/// One branch-free loop per case, so the compiler vectorises the index computation.
-template <bool StepZero>
-void bin_block_t(const histogram_params& p, const double* buf, int64_t n, int32_t* idx) {
-  for (int64_t i = 0; i < n; ++i) {
-    const double x = buf[i];
-    const int bin = histogram_bin_t<StepZero>(p, x);
-    idx[i] = histogram_keeps(p, x) ? bin : p.bins;
-  }
+/// How a tensor's bins are computed.
+enum class bin_mode : int {
+  degenerate,    ///< every kept value in bin bins/2
+  exact,         ///< numpy's guess (a division) and correction, step ≠ 0
+  exact_step0,   ///< numpy's guess and correction, linspace's step == 0 branch
+  fast,          ///< multiplied guess, corrected only near integers (fast_guess_ok only)
+};
+
+/// A fast guess closer than this to an integer takes numpy's correction.
+constexpr double fast_guess_margin = 0x1p-16;
+
+/// Whether the multiplied guess provably ends in numpy's bin (see above): at most 2^24 bins,
+/// a finite normal range and scale, and a bin width of at least 2^-30 of max(|lo|, |hi|)
+/// (float32/float16/bfloat16 tensors with 64 bins always qualify: their range is at least one
+/// float32 ulp, 2^-24 of it; float64 tensors with ultra-narrow ranges and int64 tensors of huge
+/// values take bin_mode::exact).
+bool fast_guess_ok(const histogram_params& p) {
+  if (p.degenerate || p.step_zero || p.bins > (1 << 24)) return false;
+  const double scale = static_cast<double>(p.bins) / p.delta;
+  const double magnitude = std::fabs(p.lo) > std::fabs(p.hi) ? std::fabs(p.lo) : std::fabs(p.hi);
+  return std::isfinite(p.delta) && p.delta >= 0x1p-900 && std::isfinite(scale) &&
+         std::isfinite(magnitude) && p.step >= 0x1p-30 * magnitude;
 }
 
-void bin_block(const histogram_params& p, const double* buf, int64_t n, int32_t* idx) {
-  if (p.degenerate) {
-    for (int64_t i = 0; i < n; ++i) idx[i] = histogram_keeps(p, buf[i]) ? p.bins / 2 : p.bins;
-  } else if (p.step_zero) {
-    bin_block_t<true>(p, buf, n, idx);
-  } else {
-    bin_block_t<false>(p, buf, n, idx);
-  }
+bin_mode choose_mode(const histogram_params& p) {
+  if (p.degenerate) return bin_mode::degenerate;
+  if (p.step_zero) return bin_mode::exact_step0;
+  return fast_guess_ok(p) ? bin_mode::fast : bin_mode::exact;
 }
 
-/// Counts of elements [begin, begin + count) of a D segment into `counts` [bins] (added).
-/// `scratch` holds sub_histograms × (bins + 1) uint32 counters.
-template <dtype D>
-void chunk_histogram(const unsigned char* bytes, int64_t begin, int64_t count,
-                     const histogram_params& p, uint32_t* scratch, int64_t* counts) {
-  alignas(64) double buf[cpu_block_elements];
-  alignas(64) int32_t idx[cpu_block_elements];
-  const int64_t stride = p.bins + 1;
-  std::fill(scratch, scratch + sub_histograms * stride, 0u);
-  for (int64_t b = 0; b < count; b += cpu_block_elements) {
-    const int64_t n = std::min(count - b, cpu_block_elements);
-    const unsigned char* src = bytes + (begin + b) * element_size_v<D>;
-    for (int64_t i = 0; i < n; ++i) buf[i] = load_as_double<D, false>(src, i);
-    bin_block(p, buf, n, idx);
-    int64_t i = 0;
-    for (; i + sub_histograms <= n; i += sub_histograms) {
-      for (int k = 0; k < sub_histograms; ++k) ++scratch[k * stride + idx[i + k]];
+}  // namespace
+}  // namespace trialstat::kernels
+
+#define TRIALSTAT_CPU_KERNEL_BODY "kernels/histogram/histogram_lanes_cpu.hpp"
+#include "kernels/common/cpu_regions.hpp"
+
+namespace trialstat::kernels {
+namespace {
+
+/// Per-thread sub-histogram storage: on the stack up to stack_bins, else one heap block.
+class scratch_counters {
+ public:
+  explicit scratch_counters(int bins) {
+    const std::size_t size = static_cast<std::size_t>(sub_histograms) * (static_cast<std::size_t>(bins) + 2);
+    if (bins > stack_bins) {
+      heap_.reset(new (std::nothrow) uint32_t[size]);
+      data_ = heap_.get();
     }
-    for (; i < n; ++i) ++scratch[idx[i]];
   }
-  // A chunk has ≤ 2^16 elements per sub-histogram counter, far below 2^32.
-  for (int bin = 0; bin < p.bins; ++bin) {
-    uint64_t total = 0;
-    for (int k = 0; k < sub_histograms; ++k) total += scratch[k * stride + bin];
-    counts[bin] += static_cast<int64_t>(total);
-  }
-}
+  [[nodiscard]] uint32_t* get() noexcept { return data_; }
+
+ private:
+  alignas(64) uint32_t stack_[sub_histograms * (stack_bins + 2)];
+  std::unique_ptr<uint32_t[]> heap_;
+  uint32_t* data_ = stack_;
+};
 
 }  // namespace
 
@@ -87,9 +126,19 @@ status compute_histograms_cpu(const std::byte* base, std::span<const stats::segm
                   "compute_histograms: bins must be in [1, 2^24], got " + std::to_string(bins));
   }
   TRIALSTAT_RETURN_IF_ERROR(validate_segments(base, segments, "compute_histograms"));
+  const auto* bytes_base = reinterpret_cast<const unsigned char*>(base);
+  const auto chunk = TRIALSTAT_CPU_SELECT(chunk_histogram);
+  const auto scratch_failed = [&] {
+    return status(error_code::out_of_memory,
+                  "compute_histograms: cannot allocate sub-histograms for " +
+                      std::to_string(bins) + " bins");
+  };
   try {
+    // Outputs, parameters and the work they need.
     std::vector<histogram_params> params(segments.size());
+    std::vector<bin_mode> modes(segments.size(), bin_mode::exact);
     std::vector<stats::segment> work_segments(segments.begin(), segments.end());
+    int64_t work = 0;
     for (std::size_t s = 0; s < segments.size(); ++s) {
       const stats::moments& m = segment_moments[s];
       stats::histogram& h = out[s];
@@ -100,12 +149,33 @@ status compute_histograms_cpu(const std::byte* base, std::span<const stats::segm
         continue;
       }
       params[s] = make_histogram_params(m.min, m.max, bins);
+      modes[s] = choose_mode(params[s]);
       h.bins = bins;
       h.lo = params[s].lo;
       h.hi = params[s].hi;
       h.degenerate = params[s].degenerate;
       h.counts.assign(static_cast<std::size_t>(bins), 0);
+      work += work_segments[s].num_elements;
     }
+    int64_t num_chunks = 0;
+    for (const auto& s : work_segments) num_chunks += (s.num_elements + cpu_chunk_elements - 1) / cpu_chunk_elements;
+
+    if (!cpu_should_parallelise(num_chunks, work)) {
+      // Serial: every chunk counts straight into its segment's output (integers: any order).
+      scratch_counters scratch(bins);
+      if (scratch.get() == nullptr) return scratch_failed();
+      for (std::size_t s = 0; s < segments.size(); ++s) {
+        const stats::segment& seg = work_segments[s];
+        for (int64_t begin = 0; begin < seg.num_elements; begin += cpu_chunk_elements) {
+          const int64_t left = seg.num_elements - begin;
+          chunk(bytes_base + seg.offset_bytes, seg.type, begin,
+                left < cpu_chunk_elements ? left : cpu_chunk_elements, params[s], modes[s],
+                scratch.get(), out[s].counts.data());
+        }
+      }
+      return status::success();
+    }
+
     const cpu_work_plan plan = plan_cpu_chunks(work_segments);
     // Chunks of one segment count into separate rows (no sharing between threads), then rows
     // are added per segment. A single-chunk segment counts straight into its output.
@@ -120,31 +190,22 @@ status compute_histograms_cpu(const std::byte* base, std::span<const stats::segm
     }
     std::vector<int64_t> partial(static_cast<std::size_t>(rows) * static_cast<std::size_t>(bins),
                                  0);
-    std::atomic<bool> scratch_failed{false};
-    const std::size_t scratch_size =
-        static_cast<std::size_t>(sub_histograms) * (static_cast<std::size_t>(bins) + 1);
-    cpu_parallel_for(static_cast<int64_t>(plan.items.size()), [&](int64_t i) {
+    std::atomic<bool> failed{false};
+    cpu_parallel_for(static_cast<int64_t>(plan.items.size()), work, [&](int64_t i) {
       const cpu_work_item& item = plan.items[static_cast<std::size_t>(i)];
       const auto s = static_cast<std::size_t>(item.segment);
-      std::unique_ptr<uint32_t[]> scratch(new (std::nothrow) uint32_t[scratch_size]);
-      if (!scratch) {
-        scratch_failed.store(true, std::memory_order_relaxed);
+      scratch_counters scratch(bins);
+      if (scratch.get() == nullptr) {
+        failed.store(true, std::memory_order_relaxed);
         return;
       }
       const int64_t row = row_of_item[static_cast<std::size_t>(i)];
       int64_t* counts = row < 0 ? out[s].counts.data()
                                 : partial.data() + row * static_cast<int64_t>(bins);
-      const auto* bytes = reinterpret_cast<const unsigned char*>(base) + segments[s].offset_bytes;
-      visit_real_dtype(segments[s].type, [&](auto tag) {
-        chunk_histogram<decltype(tag)::value>(bytes, item.begin, item.count, params[s],
-                                              scratch.get(), counts);
-      });
+      chunk(bytes_base + segments[s].offset_bytes, segments[s].type, item.begin, item.count,
+            params[s], modes[s], scratch.get(), counts);
     });
-    if (scratch_failed.load()) {
-      return status(error_code::out_of_memory,
-                    "compute_histograms: cannot allocate sub-histograms for " +
-                        std::to_string(bins) + " bins");
-    }
+    if (failed.load()) return scratch_failed();
     for (std::size_t s = 0; s < segments.size(); ++s) {
       for (int64_t i = plan.first[s]; i < plan.first[s + 1]; ++i) {
         const int64_t row = row_of_item[static_cast<std::size_t>(i)];

@@ -1,9 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// CPU twin of the pairwise statistics: per block, convert both tensors to float64 once, then one
-// pass of accumulate_pair over 4 independent lanes; blocks and chunks merge pairwise in order.
+// CPU twin of the pairwise statistics: per block of cpu_block_elements, one pass of
+// accumulate_pair (pairwise_op.hpp) over 8 logical lanes (pairwise_lanes_cpu.hpp, compiled per
+// ISA: bit-identical results); blocks and chunks merge pairwise in order. float32/float32 and
+// float64/float64 pairs are read straight from their bytes; other combinations are converted
+// to float64 per block first. Optionally the pass also copies `current` over `previous` block
+// by block (the caller's history buffer), which saves re-reading `current` for that copy.
 #include "kernels/pairwise/pairwise_cpu.hpp"
 
+#include "kernels/common/cpu_simd.hpp"  // first: turns FP contraction off for this file
+
 #include <algorithm>
+#include <cfloat>
+#include <cstring>
 #include <new>
 #include <string>
 #include <vector>
@@ -15,47 +23,42 @@
 namespace trialstat::kernels {
 namespace {
 
-constexpr int lanes = 4;
+/// Which loop a pair of dtypes takes.
+enum class pairwise_kind : int { f32, f64, converted };
 
-template <dtype D>
-void convert_block(const unsigned char* bytes, int64_t begin, int64_t n, double* buf) {
-  const unsigned char* src = bytes + begin * element_size_v<D>;
-  for (int64_t i = 0; i < n; ++i) buf[i] = load_as_double<D, false>(src, i);
-}
+/// What one chunk of a pairwise pass reads and writes.
+struct pairwise_chunk_args {
+  const unsigned char* a;  ///< previous
+  const unsigned char* b;  ///< current
+  dtype a_type, b_type;
+  pairwise_kind kind;
+  int64_t element_bytes;  ///< of b (and of a when overwriting)
+  stats::allclose_params params;
+  unsigned char* overwrite;  ///< non-null: copy b over this (a's buffer) block by block
+};
 
-void convert_any(const tensor_view& t, int64_t begin, int64_t n, double* buf) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(t.data);
-  visit_real_dtype(t.type, [&](auto tag) { convert_block<decltype(tag)::value>(bytes, begin, n, buf); });
-}
-
-pairwise_state chunk_pairwise(const tensor_view& previous, const tensor_view& current,
-                              int64_t begin, int64_t count, const stats::allclose_params& p) {
-  alignas(64) double a[cpu_block_elements];
-  alignas(64) double b[cpu_block_elements];
-  ordered_tree_merger<pairwise_state, merge_pairwise_fn, 24> merger{merge_pairwise_fn{}};
-  for (int64_t off = 0; off < count; off += cpu_block_elements) {
-    const int64_t n = std::min(count - off, cpu_block_elements);
-    convert_any(previous, begin + off, n, a);
-    convert_any(current, begin + off, n, b);
-    pairwise_state lane[lanes];
-    for (auto& l : lane) l = pairwise_identity();
-    int64_t i = 0;
-    for (; i + lanes <= n; i += lanes) {
-      for (int j = 0; j < lanes; ++j) {
-        accumulate_pair(lane[j], a[i + j], b[i + j], p.rtol, p.atol, p.equal_nan);
-      }
-    }
-    for (; i < n; ++i) accumulate_pair(lane[0], a[i], b[i], p.rtol, p.atol, p.equal_nan);
-    merger.push(merge_pairwise(merge_pairwise(lane[0], lane[1]), merge_pairwise(lane[2], lane[3])));
-  }
-  return merger.finish(pairwise_identity());
+/// out[0 .. n) = elements [begin, begin + n) of a `type` tensor as float64.
+void convert_to_float64(const unsigned char* bytes, dtype type, int64_t begin, int64_t n,
+                        double* out) {
+  visit_real_dtype(type, [&](auto tag) {
+    constexpr dtype D = decltype(tag)::value;
+    const unsigned char* src = bytes + begin * element_size_v<D>;
+    for (int64_t i = 0; i < n; ++i) out[i] = load_as_double<D, false>(src, i);
+  });
 }
 
 }  // namespace
+}  // namespace trialstat::kernels
+
+#define TRIALSTAT_CPU_KERNEL_BODY "kernels/pairwise/pairwise_lanes_cpu.hpp"
+#include "kernels/common/cpu_regions.hpp"
+
+namespace trialstat::kernels {
 
 result<stats::pairwise> compute_pairwise_cpu(const tensor_view& previous,
                                              const tensor_view& current,
-                                             const stats::allclose_params& params) noexcept {
+                                             const stats::allclose_params& params,
+                                             std::byte* overwrite_previous) noexcept {
   if (previous.num_elements != current.num_elements) {
     return status(error_code::invalid_argument,
                   "compute_pairwise: previous has " + std::to_string(previous.num_elements) +
@@ -65,27 +68,56 @@ result<stats::pairwise> compute_pairwise_cpu(const tensor_view& previous,
                                   {0, current.num_elements, current.type}};
   TRIALSTAT_RETURN_IF_ERROR(validate_segments(previous.data, {segs, 1}, "compute_pairwise (previous)"));
   TRIALSTAT_RETURN_IF_ERROR(validate_segments(current.data, {segs + 1, 1}, "compute_pairwise (current)"));
-  try {
-    const cpu_work_plan plan = plan_cpu_chunks({segs, 1});
-    std::vector<pairwise_state> partial(plan.items.size());
-    cpu_parallel_for(static_cast<int64_t>(plan.items.size()), [&](int64_t i) {
-      const cpu_work_item& item = plan.items[static_cast<std::size_t>(i)];
-      partial[static_cast<std::size_t>(i)] =
-          chunk_pairwise(previous, current, item.begin, item.count, params);
-    });
-    ordered_tree_merger<pairwise_state, merge_pairwise_fn> merger{merge_pairwise_fn{}};
-    for (const auto& s : partial) merger.push(s);
-    const pairwise_state s = merger.finish(pairwise_identity());
-    stats::pairwise r;
-    r.count = s.count;
-    r.diff_sum_squares = s.diff_sum_squares;
-    r.diff_max_abs = s.diff_max_abs;
-    r.previous_sum_squares = s.previous_sum_squares;
-    r.allclose_violations = s.violations;
-    return r;
-  } catch (const std::bad_alloc&) {
-    return status(error_code::out_of_memory, "compute_pairwise: cannot allocate the work list");
+  if (overwrite_previous != nullptr && previous.type != current.type) {
+    return status(error_code::invalid_argument,
+                  "compute_pairwise: overwriting previous needs equal dtypes, got " +
+                      std::string(dtype_name(previous.type)) + " and " +
+                      std::string(dtype_name(current.type)));
   }
+  pairwise_chunk_args w;
+  w.a = reinterpret_cast<const unsigned char*>(previous.data);
+  w.b = reinterpret_cast<const unsigned char*>(current.data);
+  w.a_type = previous.type;
+  w.b_type = current.type;
+  w.kind = previous.type == dtype::float32 && current.type == dtype::float32 ? pairwise_kind::f32
+           : previous.type == dtype::float64 && current.type == dtype::float64
+               ? pairwise_kind::f64
+               : pairwise_kind::converted;
+  w.element_bytes = supported_element_size(current.type);
+  w.params = params;
+  w.overwrite = reinterpret_cast<unsigned char*>(overwrite_previous);
+  const int64_t n = current.num_elements;
+  const int64_t num_chunks = (n + cpu_chunk_elements - 1) / cpu_chunk_elements;
+  const auto chunk = TRIALSTAT_CPU_SELECT(chunk_pairwise);
+  pairwise_state s = pairwise_identity();
+  if (!cpu_should_parallelise(num_chunks, 2 * n)) {
+    ordered_tree_merger<pairwise_state, merge_pairwise_fn> merger{merge_pairwise_fn{}};
+    for (int64_t begin = 0; begin < n; begin += cpu_chunk_elements) {
+      merger.push(chunk(w, begin, std::min(cpu_chunk_elements, n - begin)));
+    }
+    s = merger.finish(pairwise_identity());
+  } else {
+    try {
+      std::vector<pairwise_state> partial(static_cast<std::size_t>(num_chunks));
+      cpu_parallel_for(num_chunks, 2 * n, [&](int64_t i) {
+        const int64_t begin = i * cpu_chunk_elements;
+        partial[static_cast<std::size_t>(i)] =
+            chunk(w, begin, std::min(cpu_chunk_elements, n - begin));
+      });
+      ordered_tree_merger<pairwise_state, merge_pairwise_fn> merger{merge_pairwise_fn{}};
+      for (const auto& p : partial) merger.push(p);
+      s = merger.finish(pairwise_identity());
+    } catch (const std::bad_alloc&) {
+      return status(error_code::out_of_memory, "compute_pairwise: cannot allocate the work list");
+    }
+  }
+  stats::pairwise r;
+  r.count = s.count;
+  r.diff_sum_squares = s.diff_sum_squares;
+  r.diff_max_abs = s.diff_max_abs;
+  r.previous_sum_squares = s.previous_sum_squares;
+  r.allclose_violations = s.violations;
+  return r;
 }
 
 }  // namespace trialstat::kernels

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file cpu_lanes.hpp
+/// @brief 8 logical float64 lanes over the native vector width of one ISA region (see
+/// cpu_regions.hpp, which includes this file once per region, inside the region's namespace;
+/// hence no include guard and no includes here). TRIALSTAT_CPU_NATIVE_BYTES is the region's
+/// register width: 64 (AVX-512: one register), 32 (AVX2: two) or 16 (SSE2/NEON: four).
+///
+/// Why not one 64-byte GCC vector everywhere: GCC lowers a vector comparison whose mask is used
+/// as a value, and conversions, element by element when the vector is wider than the target's
+/// registers (and also inside default-target helpers before they are inlined into an AVX-512
+/// function). Splitting into native registers by hand, inside a target region, keeps every
+/// operation a vector instruction.
+///
+/// Lane j of a `vd` always holds element j of the 8 loaded, on every ISA; operations are
+/// single IEEE operations lane by lane; reductions combine lanes in one fixed order. So a loop
+/// written with these types gives bit-identical results on every ISA.
+
+// NOLINTBEGIN (this file is included inside a namespace by cpu_regions.hpp)
+
+inline constexpr int lane_count = 8;
+inline constexpr int native_doubles = TRIALSTAT_CPU_NATIVE_BYTES / 8;
+inline constexpr int lane_parts = lane_count / native_doubles;
+
+using native_f64 = double __attribute__((vector_size(TRIALSTAT_CPU_NATIVE_BYTES)));
+using native_i64 = int64_t __attribute__((vector_size(TRIALSTAT_CPU_NATIVE_BYTES)));
+/// float32 / int32 with one element per float64 lane: half the native width.
+using native_f32 = float __attribute__((vector_size(TRIALSTAT_CPU_NATIVE_BYTES / 2)));
+using native_i32 = int32_t __attribute__((vector_size(TRIALSTAT_CPU_NATIVE_BYTES / 2)));
+
+/// 8 float64 lanes.
+struct vd {
+  native_f64 p[lane_parts];
+};
+/// 8 lane masks: all ones (−1) where true, 0 where false.
+struct vm {
+  native_i64 p[lane_parts];
+};
+/// 8 int64 lanes (counters).
+struct vi {
+  native_i64 p[lane_parts];
+};
+
+#define TRIALSTAT_LANES_INLINE [[gnu::always_inline]] inline
+
+TRIALSTAT_LANES_INLINE vd splat(double x) {
+  vd r;
+  for (int k = 0; k < lane_parts; ++k) {
+    for (int j = 0; j < native_doubles; ++j) r.p[k][j] = x;
+  }
+  return r;
+}
+TRIALSTAT_LANES_INLINE vd zero_vd() { return splat(0.0); }
+TRIALSTAT_LANES_INLINE vm none_vm() {
+  vm r;
+  for (int k = 0; k < lane_parts; ++k) r.p[k] = native_i64{};
+  return r;
+}
+TRIALSTAT_LANES_INLINE vi zero_vi() {
+  vi r;
+  for (int k = 0; k < lane_parts; ++k) r.p[k] = native_i64{};
+  return r;
+}
+
+/// Loads of 8 consecutive elements (no alignment assumed).
+TRIALSTAT_LANES_INLINE vd load_f64(const unsigned char* p) {
+  vd r;
+  __builtin_memcpy(&r, p, sizeof r);
+  return r;
+}
+TRIALSTAT_LANES_INLINE vd load_f64(const double* p) {
+  return load_f64(reinterpret_cast<const unsigned char*>(p));
+}
+TRIALSTAT_LANES_INLINE vd load_f32(const unsigned char* p) {
+  vd r;
+#if TRIALSTAT_CPU_NATIVE_BYTES == 64 && defined(__GNUC__) && !defined(__clang__)
+  // GCC 12 widens a float32x8 → float64x8 __builtin_convertvector as two halves plus an insert;
+  // the intrinsic is one vcvtps2pd ymm → zmm.
+  // (maskz with all lanes: the unmasked form trips -Wmaybe-uninitialized in GCC 12 headers.)
+  r.p[0] = _mm512_maskz_cvtps_pd(static_cast<__mmask8>(0xFF), _mm256_loadu_ps(reinterpret_cast<const float*>(p)));
+  return r;
+#endif
+  for (int k = 0; k < lane_parts; ++k) {
+    native_f32 f;
+    __builtin_memcpy(&f, p + k * sizeof f, sizeof f);
+    r.p[k] = __builtin_convertvector(f, native_f64);
+  }
+  return r;
+}
+
+#define TRIALSTAT_LANES_BINARY(T, OP)                                 \
+  TRIALSTAT_LANES_INLINE T operator OP(const T& a, const T& b) {     \
+    T r;                                                              \
+    for (int k = 0; k < lane_parts; ++k) r.p[k] = a.p[k] OP b.p[k];   \
+    return r;                                                         \
+  }
+TRIALSTAT_LANES_BINARY(vd, +)
+TRIALSTAT_LANES_BINARY(vd, -)
+TRIALSTAT_LANES_BINARY(vd, *)
+TRIALSTAT_LANES_BINARY(vd, /)
+TRIALSTAT_LANES_BINARY(vm, &)
+TRIALSTAT_LANES_BINARY(vm, |)
+TRIALSTAT_LANES_BINARY(vi, +)
+#undef TRIALSTAT_LANES_BINARY
+
+#define TRIALSTAT_LANES_COMPARE(OP)                                   \
+  TRIALSTAT_LANES_INLINE vm operator OP(const vd& a, const vd& b) {  \
+    vm r;                                                             \
+    for (int k = 0; k < lane_parts; ++k) r.p[k] = a.p[k] OP b.p[k];   \
+    return r;                                                         \
+  }
+TRIALSTAT_LANES_COMPARE(==)
+TRIALSTAT_LANES_COMPARE(!=)
+TRIALSTAT_LANES_COMPARE(<)
+TRIALSTAT_LANES_COMPARE(<=)
+TRIALSTAT_LANES_COMPARE(>)
+TRIALSTAT_LANES_COMPARE(>=)
+#undef TRIALSTAT_LANES_COMPARE
+
+TRIALSTAT_LANES_INLINE vm operator~(const vm& a) {
+  vm r;
+  for (int k = 0; k < lane_parts; ++k) r.p[k] = ~a.p[k];
+  return r;
+}
+
+/// a lanes where m, else b.
+TRIALSTAT_LANES_INLINE vd select(const vm& m, const vd& a, const vd& b) {
+  vd r;
+  for (int k = 0; k < lane_parts; ++k) r.p[k] = m.p[k] ? a.p[k] : b.p[k];
+  return r;
+}
+
+/// counter + 1 where m.
+TRIALSTAT_LANES_INLINE vi count_if(const vi& counter, const vm& m) {
+  vi r;
+  for (int k = 0; k < lane_parts; ++k) r.p[k] = counter.p[k] - m.p[k];
+  return r;
+}
+
+/// |x| (sign bit cleared; NaN stays NaN).
+TRIALSTAT_LANES_INLINE vd abs(const vd& x) {
+  vd r;
+  for (int k = 0; k < lane_parts; ++k) {
+    native_i64 bits;
+    __builtin_memcpy(&bits, &x.p[k], sizeof bits);
+    bits &= INT64_MAX;
+    __builtin_memcpy(&r.p[k], &bits, sizeof bits);
+  }
+  return r;
+}
+
+/// Lanes truncated toward zero, as float64 (|x| < 2^31; used for bin numbers ≥ 0).
+TRIALSTAT_LANES_INLINE vd trunc_small(const vd& x) {
+  vd r;
+#if TRIALSTAT_CPU_NATIVE_BYTES == 64 && defined(__GNUC__) && !defined(__clang__)
+  // One vcvttpd2dq + one vcvtdq2pd (GCC 12 splits the generic int32x8 → float64x8 widening).
+  r.p[0] = _mm512_maskz_cvtepi32_pd(static_cast<__mmask8>(0xFF),
+                                    _mm512_maskz_cvttpd_epi32(static_cast<__mmask8>(0xFF), x.p[0]));
+  return r;
+#endif
+  for (int k = 0; k < lane_parts; ++k) {
+    r.p[k] = __builtin_convertvector(__builtin_convertvector(x.p[k], native_i32), native_f64);
+  }
+  return r;
+}
+
+/// Store the lanes (small integers held as float64) as 8 int32.
+TRIALSTAT_LANES_INLINE void store_i32(int32_t* out, const vd& x) {
+  for (int k = 0; k < lane_parts; ++k) {
+    const native_i32 v = __builtin_convertvector(x.p[k], native_i32);
+    __builtin_memcpy(out + k * native_doubles, &v, sizeof v);
+  }
+}
+
+/// Lanes as an array (lane j = element j).
+TRIALSTAT_LANES_INLINE void store_lanes(double* out, const vd& x) { __builtin_memcpy(out, &x, sizeof x); }
+TRIALSTAT_LANES_INLINE void store_lanes(int64_t* out, const vi& x) { __builtin_memcpy(out, &x, sizeof x); }
+
+/// Fixed-order reductions, the same on every ISA: ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)).
+TRIALSTAT_LANES_INLINE double reduce_add(const vd& x) {
+  double l[lane_count];
+  store_lanes(l, x);
+  return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+}
+TRIALSTAT_LANES_INLINE int64_t reduce_add(const vi& x) {
+  int64_t l[lane_count];
+  store_lanes(l, x);
+  return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+}
+/// Minimum / maximum of lanes that hold no NaN.
+TRIALSTAT_LANES_INLINE double reduce_min(const vd& x) {
+  double l[lane_count];
+  store_lanes(l, x);
+  double m = l[0];
+  for (int j = 1; j < lane_count; ++j) m = l[j] < m ? l[j] : m;
+  return m;
+}
+TRIALSTAT_LANES_INLINE double reduce_max(const vd& x) {
+  double l[lane_count];
+  store_lanes(l, x);
+  double m = l[0];
+  for (int j = 1; j < lane_count; ++j) m = l[j] > m ? l[j] : m;
+  return m;
+}
+/// Whether any lane of m is set.
+TRIALSTAT_LANES_INLINE bool any(const vm& m) {
+  native_i64 acc = m.p[0];
+  for (int k = 1; k < lane_parts; ++k) acc |= m.p[k];
+  int64_t l[native_doubles];
+  __builtin_memcpy(l, &acc, sizeof l);
+  int64_t r = 0;
+  for (int j = 0; j < native_doubles; ++j) r |= l[j];
+  return r != 0;
+}
+
+#undef TRIALSTAT_LANES_INLINE
+
+// NOLINTEND

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file histogram_lanes_cpu.hpp
+/// @brief Body of the histogram CPU twin over 8 lanes, compiled once per ISA by
+/// kernels/common/cpu_regions.hpp from histogram_cpu.cpp (no include guard, no includes).
+///
+/// The bin of a value is histogram_bin_t (histogram_op.hpp) spelled over lanes, in float64
+/// (bin numbers are small integers, exact in float64): a guess clamped to [0, bins − 1], then
+/// numpy's one-step correction against the edges histogram_edge_t computes; values numpy does
+/// not keep go to the spill bin `bins`. The guess is numpy's ((x − lo) / (hi − lo))·bins, or,
+/// in bin_mode::fast, (x − lo)·(bins / (hi − lo)), which is final unless it lies within
+/// fast_guess_margin of an integer — see histogram_cpu.cpp for why every path ends in numpy's
+/// bin.
+
+// NOLINTBEGIN (included inside a namespace by cpu_regions.hpp)
+
+/// Lane constants of one tensor's binning.
+struct bin_constants {
+  vd lo, hi, delta, step, bins_f, max_bin_f, first_guess_f, last_guess_f, scale, mid_bin_f, zero,
+      one;
+  vd near_low, near_high;  ///< fast mode: a guess closer than this to an integer is corrected
+  vd fixup_bin_f;          ///< fast mode: bins + 1, "bin to be computed by histogram_bin"
+};
+
+[[gnu::always_inline]] inline bin_constants make_bin_constants(const histogram_params& p) {
+  bin_constants c;
+  c.lo = splat(p.lo);
+  c.hi = splat(p.hi);
+  c.delta = splat(p.delta);
+  c.step = splat(p.step);
+  c.bins_f = splat(static_cast<double>(p.bins));
+  c.max_bin_f = splat(static_cast<double>(p.bins - 1));
+  c.first_guess_f = splat(2.0 * fast_guess_margin);
+  c.last_guess_f = splat(static_cast<double>(p.bins) - 0.5);
+  c.scale = splat(static_cast<double>(p.bins) / p.delta);
+  c.mid_bin_f = splat(static_cast<double>(p.bins / 2));
+  c.zero = splat(0.0);
+  c.one = splat(1.0);
+  c.near_low = splat(fast_guess_margin);
+  c.near_high = splat(1.0 - fast_guess_margin);
+  c.fixup_bin_f = splat(static_cast<double>(p.bins) + 1.0);
+  return c;
+}
+
+/// histogram_edge_t for lanes of bin numbers y, 0 ≤ y ≤ bins − 1 (so never the `hi` select).
+template <bool StepZero>
+[[gnu::always_inline]] inline vd edge_lanes(const bin_constants& c, const vd& y) {
+  if constexpr (StepZero) {
+    return ((y / c.bins_f) * c.delta) + c.lo;
+  } else {
+    return (y * c.step) + c.lo;
+  }
+}
+
+/// numpy's one-step correction of a guess g (clamped to [0, bins − 1]), as histogram_bin_t.
+/// edge(g + 1) is only consulted for g ≠ bins − 1, where it is below the `hi` select.
+template <bool StepZero>
+[[gnu::always_inline]] inline vd correct_guess(const bin_constants& c, const vd& x, const vd& g) {
+  const vm decrement = x < edge_lanes<StepZero>(c, g);
+  const vm increment = ~decrement & (x >= edge_lanes<StepZero>(c, g + c.one)) & (g != c.max_bin_f);
+  const vd r = select(decrement, g - c.one, select(increment, g + c.one, g));
+  return select(r < c.zero, c.zero, r);  // r < 0 only for x < lo, which is not kept
+}
+
+/// Bins of 8 values as float64 lanes (spill bin = bins), as histogram_bin / histogram_keeps.
+/// bin_mode::fast instead marks kept values whose guess is near an integer with the fixup bin
+/// bins + 1 and sets them in `near_any`; bin_block then gives those histogram_bin itself.
+template <bin_mode Mode>
+[[gnu::always_inline]] inline vd bin_lanes_of(const bin_constants& c, const vd& x, vm& near_any) {
+  const vm keep = (x >= c.lo) & (x <= c.hi);
+  if constexpr (Mode == bin_mode::degenerate) {
+    return select(keep, c.mid_bin_f, c.bins_f);
+  } else if constexpr (Mode == bin_mode::fast) {
+    // Multiplied guess clamped to [2·margin, bins − 1/2] (NaN → 2·margin): one at least
+    // fast_guess_margin away from an integer is already numpy's bin (histogram_cpu.cpp), and so
+    // is one below 2·margin (its value is in bin 0: u < 2^-15 + 2^-27; the minimum, x = lo,
+    // lands here) or in the last half bin (its value is in bin bins − 1).
+    const vd f = (x - c.lo) * c.scale;
+    const vd fc = select(f > c.first_guess_f, select(f < c.last_guess_f, f, c.last_guess_f),
+                         c.first_guess_f);
+    const vd g = trunc_small(fc);
+    const vd frac = fc - g;
+    const vm near = ((frac < c.near_low) | (frac > c.near_high)) & keep;
+    near_any = near_any | near;
+    return select(near, c.fixup_bin_f, select(keep, g, c.bins_f));
+  } else {
+    constexpr bool step_zero = Mode == bin_mode::exact_step0;
+    // numpy's guess, clamped to [0, bins − 1]; a NaN guess (range overflow) becomes 0.
+    const vd f = ((x - c.lo) / c.delta) * c.bins_f;
+    const vd fc = select(f > c.zero, select(f < c.max_bin_f, f, c.max_bin_f), c.zero);
+    return select(keep, correct_guess<step_zero>(c, x, trunc_small(fc)), c.bins_f);
+  }
+}
+
+/// 8 values as float64 (float32 / float64 straight, other dtypes element by element).
+template <dtype D>
+[[gnu::always_inline]] inline vd load_bin_lanes(const unsigned char* p, int64_t i) {
+  if constexpr (D == dtype::float32) {
+    return load_f32(p + i * 4);
+  } else if constexpr (D == dtype::float64) {
+    return load_f64(p + i * 8);
+  } else {
+    double t[lane_count];
+    for (int j = 0; j < lane_count; ++j) t[j] = load_as_double<D, false>(p, i + j);
+    return load_f64(t);
+  }
+}
+
+/// Elements [i, n) (fewer than 8) padded with NaN, which no histogram keeps.
+template <dtype D>
+[[gnu::always_inline]] inline vd load_bin_tail(const unsigned char* p, int64_t i, int64_t n) {
+  double t[lane_count];
+  for (int j = 0; j < lane_count; ++j) {
+    t[j] = i + j < n ? load_as_double<D, false>(p, i + j) : __builtin_nan("");
+  }
+  return load_f64(t);
+}
+
+/// Bins of n ≤ cpu_block_elements values into idx, padded to a multiple of 8 with spill bins.
+/// Returns the padded length.
+template <dtype D, bin_mode Mode>
+[[gnu::always_inline]] inline int64_t bin_block(const bin_constants& c, const histogram_params& params,
+                                                const unsigned char* p, int64_t n, int32_t* idx) {
+  const int64_t full = n & ~int64_t{lane_count - 1};
+  vm near_any = none_vm();
+  for (int64_t i = 0; i < full; i += lane_count) {
+    store_i32(idx + i, bin_lanes_of<Mode>(c, load_bin_lanes<D>(p, i), near_any));
+  }
+  int64_t padded = n;
+  if (full < n) {
+    store_i32(idx + full, bin_lanes_of<Mode>(c, load_bin_tail<D>(p, full, n), near_any));
+    padded = full + lane_count;
+  }
+  if constexpr (Mode == bin_mode::fast) {
+    if (any(near_any)) [[unlikely]] {
+      for (int64_t i = 0; i < n; ++i) {
+        if (idx[i] == params.bins + 1) {
+          idx[i] = histogram_bin(params, load_as_double<D, false>(p, i));
+        }
+      }
+    }
+  }
+  return padded;
+}
+
+/// Counts of elements [begin, begin + count) of a D segment added into counts[0 .. bins).
+/// `scratch`: sub_histograms × (bins + 2) counters.
+template <dtype D, bin_mode Mode>
+[[gnu::always_inline]] inline void chunk_histogram_t(const unsigned char* bytes, int64_t begin,
+                                                     int64_t count, const histogram_params& p,
+                                                     uint32_t* scratch, int64_t* counts) {
+  const bin_constants c = make_bin_constants(p);
+  alignas(64) int32_t idx[cpu_block_elements];
+  const int32_t bins = p.bins;
+  const int64_t stride = bins + 2;  // bins, the spill bin, the fixup bin (never counted)
+  if (count <= direct_count_elements) {
+    // Small tensor: one sub-histogram (runs of one bin are short next to the work per tensor).
+    const int64_t padded = bin_block<D, Mode>(c, p, bytes + begin * element_size_v<D>, count, idx);
+    for (int64_t i = 0; i < stride; ++i) scratch[i] = 0;
+    for (int64_t i = 0; i < padded; ++i) ++scratch[idx[i]];
+    for (int32_t bin = 0; bin < bins; ++bin) counts[bin] += scratch[bin];
+    return;
+  }
+  for (int64_t i = 0; i < sub_histograms * stride; ++i) scratch[i] = 0;
+  for (int64_t b = 0; b < count; b += cpu_block_elements) {
+    const int64_t n = count - b < cpu_block_elements ? count - b : cpu_block_elements;
+    const int64_t padded = bin_block<D, Mode>(c, p, bytes + (begin + b) * element_size_v<D>, n, idx);
+    // padded is a multiple of 8: element i counts into sub-histogram i mod 4.
+    for (int64_t i = 0; i < padded; i += sub_histograms) {
+      for (int k = 0; k < sub_histograms; ++k) ++scratch[k * stride + idx[i + k]];
+    }
+  }
+  // A chunk has ≤ 2^16 elements per sub-histogram counter, far below 2^32.
+  for (int32_t bin = 0; bin < bins; ++bin) {
+    uint64_t total = 0;
+    for (int k = 0; k < sub_histograms; ++k) total += scratch[k * stride + bin];
+    counts[bin] += static_cast<int64_t>(total);
+  }
+}
+
+template <dtype D>
+[[gnu::always_inline]] inline void chunk_histogram_mode(const unsigned char* bytes, int64_t begin,
+                                                        int64_t count, const histogram_params& p,
+                                                        bin_mode mode, uint32_t* scratch,
+                                                        int64_t* counts) {
+  switch (mode) {
+    case bin_mode::degenerate:
+      return chunk_histogram_t<D, bin_mode::degenerate>(bytes, begin, count, p, scratch, counts);
+    case bin_mode::exact:
+      return chunk_histogram_t<D, bin_mode::exact>(bytes, begin, count, p, scratch, counts);
+    case bin_mode::exact_step0:
+      return chunk_histogram_t<D, bin_mode::exact_step0>(bytes, begin, count, p, scratch, counts);
+    case bin_mode::fast:
+      return chunk_histogram_t<D, bin_mode::fast>(bytes, begin, count, p, scratch, counts);
+  }
+}
+
+/// Entry: count one chunk of a segment of any real dtype into counts[0 .. p.bins).
+void chunk_histogram(const unsigned char* bytes, dtype type, int64_t begin, int64_t count,
+                     const histogram_params& p, bin_mode mode, uint32_t* scratch, int64_t* counts) {
+  switch (type) {
+#define TRIALSTAT_HISTOGRAM_CASE(D) \
+  case D: return chunk_histogram_mode<D>(bytes, begin, count, p, mode, scratch, counts);
+    TRIALSTAT_HISTOGRAM_CASE(dtype::float32)
+    TRIALSTAT_HISTOGRAM_CASE(dtype::float64)
+    TRIALSTAT_HISTOGRAM_CASE(dtype::float16)
+    TRIALSTAT_HISTOGRAM_CASE(dtype::bfloat16)
+    TRIALSTAT_HISTOGRAM_CASE(dtype::int8)
+    TRIALSTAT_HISTOGRAM_CASE(dtype::uint8)
+    TRIALSTAT_HISTOGRAM_CASE(dtype::int16)
+    TRIALSTAT_HISTOGRAM_CASE(dtype::uint16)
+    TRIALSTAT_HISTOGRAM_CASE(dtype::int32)
+    TRIALSTAT_HISTOGRAM_CASE(dtype::uint32)
+    TRIALSTAT_HISTOGRAM_CASE(dtype::int64)
+    TRIALSTAT_HISTOGRAM_CASE(dtype::uint64)
+    TRIALSTAT_HISTOGRAM_CASE(dtype::boolean)
+#undef TRIALSTAT_HISTOGRAM_CASE
+    default: return;  // rejected by validate_segments
+  }
+}
+
+// NOLINTEND

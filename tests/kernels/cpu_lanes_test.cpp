@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: Apache-2.0
+// The per-ISA copies of the CPU twins (kernels/common/cpu_regions.hpp): every level this machine
+// runs gives bit-identical moments and pairwise records and identical histograms to the
+// baseline (SSE2) copy; the histogram's multiplied guess (bin_mode::fast) and its skipped
+// corrections give histogram_bin's bin (histogram_op.hpp) for values on, and ulps next to,
+// every edge; the pairwise pass can copy `current` over `previous` as it goes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/common/cpu_simd.hpp"
+#include "kernels/histogram/histogram_cpu.hpp"
+#include "kernels/histogram/histogram_op.hpp"
+#include "kernels/moments/moments_cpu.hpp"
+#include "kernels/pairwise/pairwise_cpu.hpp"
+#include "tests/reference/reference_stats.hpp"
+
+namespace trialstat {
+namespace {
+
+using kernels::cpu_isa;
+
+/// Runs `body` once per ISA level this machine supports (baseline first), restoring the limit.
+template <class Body>
+void for_each_isa(Body&& body) {
+  for (int level = 0; level <= static_cast<int>(kernels::detected_cpu_isa()); ++level) {
+    kernels::set_cpu_isa_limit(level);
+    SCOPED_TRACE(std::string("isa ") + kernels::cpu_isa_name(kernels::active_cpu_isa()));
+    body(static_cast<cpu_isa>(level));
+  }
+  kernels::set_cpu_isa_limit(-1);
+}
+
+/// Bit-identical, or both NaN (which NaN payload an x86 add propagates depends on the operand
+/// order the compiler picked for a commutative instruction).
+bool same_bits(double a, double b) {
+  return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b));
+}
+
+void expect_identical(const stats::moments& a, const stats::moments& b, const std::string& what) {
+  SCOPED_TRACE(what);
+  EXPECT_EQ(a.count, b.count);
+  EXPECT_EQ(a.nan_count, b.nan_count);
+  EXPECT_EQ(a.pos_inf_count, b.pos_inf_count);
+  EXPECT_EQ(a.neg_inf_count, b.neg_inf_count);
+  EXPECT_EQ(a.zero_count, b.zero_count);
+  EXPECT_EQ(a.positive_count, b.positive_count);
+  EXPECT_EQ(a.negative_count, b.negative_count);
+  for (auto [x, y, name] : {std::tuple{a.min, b.min, "min"}, {a.max, b.max, "max"},
+                            {a.sum, b.sum, "sum"}, {a.sum_abs, b.sum_abs, "sum_abs"},
+                            {a.sum_squares, b.sum_squares, "sum_squares"},
+                            {a.max_abs, b.max_abs, "max_abs"}, {a.mean, b.mean, "mean"},
+                            {a.m2, b.m2, "m2"}}) {
+    EXPECT_TRUE(same_bits(x, y)) << name << ": " << std::hexfloat << x << " vs " << y;
+  }
+}
+
+TEST(CpuLanes, DetectedLevelIsReported) {
+  const cpu_isa isa = kernels::detected_cpu_isa();
+  std::printf("CPU twins: detected %s\n", kernels::cpu_isa_name(isa));
+  kernels::set_cpu_isa_limit(0);
+  EXPECT_EQ(kernels::active_cpu_isa(), cpu_isa::baseline);
+  kernels::set_cpu_isa_limit(-1);
+  EXPECT_EQ(kernels::active_cpu_isa(), isa);
+}
+
+TEST(CpuLanes, MomentsBitIdenticalOnEveryIsa) {
+  for (dtype type : reference::real_dtypes()) {
+    for (auto mode : {reference::data_mode::normal, reference::data_mode::special}) {
+      // Sizes around the lane width, a block and a chunk; unaligned offsets; one batch.
+      const std::vector<int64_t> sizes = {1, 7, 8, 9, 1023, 1024, 1025, 5000, 65536 + 13};
+      std::vector<std::byte> buffer;
+      std::vector<stats::segment> segs;
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        const uint64_t seed = 1000 + i;
+        const auto bytes = reference::make_tensor_bytes(type, sizes[i], mode, seed, i % 3 == 0 ? 1e6 : 0.5, 2.0);
+        buffer.resize(buffer.size() + 1);  // unaligned start
+        segs.push_back({buffer.size(), sizes[i], type});
+        buffer.insert(buffer.end(), bytes.begin(), bytes.end());
+      }
+      std::vector<stats::moments> baseline(segs.size());
+      kernels::set_cpu_isa_limit(0);
+      ASSERT_TRUE(kernels::compute_moments_cpu(buffer.data(), segs, baseline).ok());
+      for_each_isa([&](cpu_isa) {
+        std::vector<stats::moments> got(segs.size());
+        ASSERT_TRUE(kernels::compute_moments_cpu(buffer.data(), segs, got).ok());
+        for (std::size_t i = 0; i < segs.size(); ++i) {
+          expect_identical(got[i], baseline[i],
+                           std::string(dtype_name(type)) + " " + reference::to_string(mode) +
+                               " n=" + std::to_string(sizes[i]) + " seed=" + std::to_string(1000 + i));
+        }
+      });
+    }
+  }
+}
+
+/// Values that stress the bin computation of [lo, hi] with `bins` bins: every edge exactly, up
+/// to 3 ulps either side of it, midpoints, lo and hi, and random values.
+std::vector<double> edge_values(double lo, double hi, int bins, std::mt19937_64& rng) {
+  const auto p = kernels::make_histogram_params(lo, hi, bins);
+  std::vector<double> v = {lo, hi};
+  for (int i = 0; i <= bins; ++i) {
+    const double e = kernels::histogram_edge(p, i);
+    double up = e, down = e;
+    v.push_back(e);
+    for (int k = 0; k < 3; ++k) {
+      up = std::nextafter(up, std::numeric_limits<double>::infinity());
+      down = std::nextafter(down, -std::numeric_limits<double>::infinity());
+      v.push_back(up);
+      v.push_back(down);
+    }
+    if (i < bins) v.push_back(e + 0.5 * p.step);
+  }
+  std::uniform_real_distribution<double> u(lo, hi);
+  for (int i = 0; i < 2000; ++i) v.push_back(u(rng));
+  // Keep the range [lo, hi]: values outside it would move the tensor's min/max.
+  for (auto& x : v) x = std::fmin(std::fmax(x, lo), hi);
+  return v;
+}
+
+/// Histogram of float64 `v` through moments + the CPU twin vs histogram_bin per element.
+void expect_histogram_matches_op(const std::vector<double>& v, int bins, dtype type,
+                                 const std::string& what) {
+  SCOPED_TRACE(what);
+  const auto bytes = reference::encode_values(type, v);
+  // The encoded values (float32 rounds them) are what the op must see.
+  std::vector<double> stored(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (type == dtype::float32) {
+      float f;
+      std::memcpy(&f, bytes.data() + i * 4, 4);
+      stored[i] = f;
+    } else {
+      std::memcpy(&stored[i], bytes.data() + i * 8, 8);
+    }
+  }
+  const std::vector<stats::segment> segs = {{0, static_cast<int64_t>(v.size()), type}};
+  std::vector<stats::moments> m(1);
+  ASSERT_TRUE(kernels::compute_moments_cpu(bytes.data(), segs, m).ok());
+  const auto p = kernels::make_histogram_params(m[0].min, m[0].max, bins);
+  std::vector<int64_t> want(static_cast<std::size_t>(bins), 0);
+  for (double x : stored) {
+    if (kernels::histogram_keeps(p, x)) ++want[static_cast<std::size_t>(kernels::histogram_bin(p, x))];
+  }
+  for_each_isa([&](cpu_isa) {
+    std::vector<stats::histogram> h(1);
+    ASSERT_TRUE(kernels::compute_histograms_cpu(bytes.data(), segs, m, bins, h).ok());
+    ASSERT_EQ(h[0].counts.size(), want.size());
+    for (int b = 0; b < bins; ++b) EXPECT_EQ(h[0].counts[static_cast<std::size_t>(b)], want[static_cast<std::size_t>(b)]) << "bin " << b;
+  });
+}
+
+TEST(CpuLanes, HistogramMatchesOpAtEveryEdge) {
+  std::mt19937_64 rng(7);
+  struct range_case {
+    double lo, hi;
+  };
+  // Wide, offset, tiny, negative, huge; and narrow float64 ranges on both sides of the fast
+  // guess's threshold (bin width 2^-30 of max(|lo|, |hi|)).
+  const std::vector<range_case> ranges = {
+      {-1.0, 1.0},         {0.0, 1.0},          {1000.0, 1000.5},       {-3e-20, 7e-21},
+      {-1e300, 1e300},     {5.0, 5.0 + 0x1p-20}, {5.0, 5.0 + 0x1p-24},  {5.0, 5.0 + 0x1p-33},
+      {1e9, 1e9 + 1e-3},   {-7.25, -7.0},       {0.1, 0.3}};
+  for (int bins : {1, 2, 3, 7, 64, 1000}) {
+    for (const auto& r : ranges) {
+      const auto v = edge_values(r.lo, r.hi, bins, rng);
+      char what[160];
+      std::snprintf(what, sizeof what, "float64 [%a, %a] bins=%d seed=7", r.lo, r.hi, bins);
+      expect_histogram_matches_op(v, bins, dtype::float64, what);
+      if (std::fabs(r.lo) < 1e30) {
+        std::snprintf(what, sizeof what, "float32 [%a, %a] bins=%d seed=7", r.lo, r.hi, bins);
+        expect_histogram_matches_op(v, bins, dtype::float32, what);
+      }
+    }
+  }
+}
+
+TEST(CpuLanes, HistogramMatchesOpOnRandomTensors) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (int t = 0; t < 40; ++t) {
+    const double scale = std::ldexp(1.0, static_cast<int>(rng() % 40) - 20);
+    const double offset = (rng() % 3 == 0) ? 1e4 * scale : 0.0;
+    std::vector<double> v(3000 + rng() % 3000);
+    for (auto& x : v) x = offset + scale * normal(rng);
+    if (t % 5 == 0) v[rng() % v.size()] = std::numeric_limits<double>::quiet_NaN();
+    if (t % 7 == 0) v[rng() % v.size()] = -std::numeric_limits<double>::infinity();
+    for (dtype type : {dtype::float32, dtype::float64}) {
+      expect_histogram_matches_op(v, 64, type,
+                                  std::string(dtype_name(type)) + " tensor " + std::to_string(t) +
+                                      " seed=11");
+    }
+  }
+}
+
+TEST(CpuLanes, PairwiseBitIdenticalOnEveryIsaAndOverwriteCopies) {
+  for (dtype type : {dtype::float32, dtype::float64, dtype::float16, dtype::int32}) {
+    for (int64_t n : {int64_t{5}, int64_t{1024}, int64_t{3000}, int64_t{65536 * 2 + 77}}) {
+      const auto a = reference::make_tensor_bytes(type, n, reference::data_mode::special, 21);
+      auto b = reference::make_tensor_bytes(type, n, reference::data_mode::special, 22);
+      // Make most pairs close: b = a except every third element.
+      const int size = static_cast<int>(dtype_size_bytes(type));
+      for (int64_t i = 0; i < n; i += 3) std::memcpy(b.data() + i * size, a.data() + i * size, size);
+      const std::vector<int64_t> shape = {n};
+      const tensor_view va{a.data(), type, shape, n, memory_kind::host};
+      const tensor_view vb{b.data(), type, shape, n, memory_kind::host};
+      const stats::allclose_params params{1e-3, 1e-6, true};
+      kernels::set_cpu_isa_limit(0);
+      const auto base = kernels::compute_pairwise_cpu(va, vb, params);
+      ASSERT_TRUE(base.has_value());
+      for_each_isa([&](cpu_isa) {
+        const std::string what = std::string(dtype_name(type)) + " n=" + std::to_string(n) + " seeds 21/22";
+        SCOPED_TRACE(what);
+        const auto got = kernels::compute_pairwise_cpu(va, vb, params);
+        ASSERT_TRUE(got.has_value());
+        EXPECT_EQ(got->count, base->count);
+        EXPECT_EQ(got->allclose_violations, base->allclose_violations);
+        EXPECT_TRUE(same_bits(got->diff_sum_squares, base->diff_sum_squares));
+        EXPECT_TRUE(same_bits(got->diff_max_abs, base->diff_max_abs));
+        EXPECT_TRUE(same_bits(got->previous_sum_squares, base->previous_sum_squares));
+        // The overwriting pass gives the same record and leaves previous == current.
+        std::vector<std::byte> history = a;
+        const tensor_view vh{history.data(), type, shape, n, memory_kind::host};
+        const auto fused = kernels::compute_pairwise_cpu(vh, vb, params, history.data());
+        ASSERT_TRUE(fused.has_value());
+        EXPECT_EQ(fused->allclose_violations, base->allclose_violations);
+        EXPECT_TRUE(same_bits(fused->diff_sum_squares, base->diff_sum_squares));
+        EXPECT_TRUE(same_bits(fused->previous_sum_squares, base->previous_sum_squares));
+        EXPECT_EQ(history, b);
+      });
+    }
+  }
+}
+
+TEST(CpuLanes, PairwiseOverwriteRejectsMixedDtypes) {
+  std::vector<std::byte> a(16), b(32);
+  const std::vector<int64_t> shape = {4};
+  const tensor_view va{a.data(), dtype::float32, shape, 4, memory_kind::host};
+  const tensor_view vb{b.data(), dtype::float64, shape, 4, memory_kind::host};
+  const auto r = kernels::compute_pairwise_cpu(va, vb, stats::allclose_params{}, a.data());
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error_status().code(), error_code::invalid_argument);
+}
+
+}  // namespace
+}  // namespace trialstat
