@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// The CPU statistics executor: the OpenMP twins over a batch's segments, plus host-memory
-// history for pairwise statistics.
+// The CPU statistics executor: the CPU twins over a batch's segments, plus host-memory history
+// for pairwise statistics. Each tensor's request is looked up once per batch; the history copy of
+// a (tensor, worker) is refreshed inside the pairwise pass that reads it (no separate copy of
+// the current tensor).
 #include <algorithm>
 #include <deque>
 #include <limits>
 #include <unordered_map>
 
 #include "host/pipeline/rule_statistics.hpp"
+#include "kernels/pairwise/pairwise_cpu.hpp"
 #include "trialstat/config.hpp"
 #include "trialstat/pipeline/statistics_executor.hpp"
 #include "trialstat/stats/axis_counts.hpp"
@@ -34,19 +37,22 @@ class cpu_executor final : public statistics_executor {
   stats::backend backend() const noexcept override { return stats::backend::cpu; }
 
   status compute(const plan::read_plan& plan, const tensor_batch& batch) override {
-    if (batch.segments.empty()) return status::success();
-    moments_.assign(batch.segments.size(), stats::moments{});
+    const std::size_t n = batch.segments.size();
+    if (n == 0) return status::success();
+    requests_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) requests_[i] = plan.find(batch.records[i]->tensor);
+    moments_.resize(n);
     TRIALSTAT_RETURN_IF_ERROR(
         stats::compute_moments(batch.base, batch.segments, moments_, stats::backend::cpu));
-    for (std::size_t i = 0; i < batch.segments.size(); ++i) {
+    for (std::size_t i = 0; i < n; ++i) {
       plan::statistics_record& record = *batch.records[i];
       record.moments = moments_[i];
       if (record.num_elements == 1) record.scalar = scalar_from_moments(moments_[i]);
     }
-    TRIALSTAT_RETURN_IF_ERROR(compute_histograms(plan, batch));
-    for (std::size_t i = 0; i < batch.segments.size(); ++i) {
+    TRIALSTAT_RETURN_IF_ERROR(compute_histograms(batch));
+    for (std::size_t i = 0; i < n; ++i) {
       plan::statistics_record& record = *batch.records[i];
-      const plan::tensor_request& request = *plan.find(record.tensor);
+      const plan::tensor_request& request = *requests_[i];
       const tensor_view view{batch.base + batch.segments[i].offset_bytes, record.type,
                              record.shape, record.num_elements, memory_kind::host};
       for (const auto& predicate : request.axis0) {
@@ -63,11 +69,12 @@ class cpu_executor final : public statistics_executor {
   }
 
  private:
-  status compute_histograms(const plan::read_plan& plan, const tensor_batch& batch) {
+  status compute_histograms(const tensor_batch& batch) {
     // Group segments by bin count (normally one group: every request uses the same bins).
+    const std::size_t n = batch.segments.size();
     done_bins_.clear();
-    for (std::size_t first = 0; first < batch.segments.size(); ++first) {
-      const int bins = plan.find(batch.records[first]->tensor)->histogram_bins;
+    for (std::size_t first = 0; first < n; ++first) {
+      const int bins = requests_[first]->histogram_bins;
       if (bins <= 0 || std::find(done_bins_.begin(), done_bins_.end(), bins) != done_bins_.end()) {
         continue;
       }
@@ -75,13 +82,13 @@ class cpu_executor final : public statistics_executor {
       hist_segments_.clear();
       hist_moments_.clear();
       hist_records_.clear();
-      for (std::size_t i = first; i < batch.segments.size(); ++i) {
-        if (plan.find(batch.records[i]->tensor)->histogram_bins != bins) continue;
+      for (std::size_t i = first; i < n; ++i) {
+        if (requests_[i]->histogram_bins != bins) continue;
         hist_segments_.push_back(batch.segments[i]);
         hist_moments_.push_back(moments_[i]);
         hist_records_.push_back(batch.records[i]);
       }
-      histograms_.assign(hist_segments_.size(), stats::histogram{});
+      histograms_.resize(hist_segments_.size());
       TRIALSTAT_RETURN_IF_ERROR(stats::compute_histograms(batch.base, hist_segments_, hist_moments_,
                                                           bins, histograms_, stats::backend::cpu));
       for (std::size_t i = 0; i < hist_records_.size(); ++i) {
@@ -92,10 +99,15 @@ class cpu_executor final : public statistics_executor {
   }
 
   /// Pairwise statistics against the kept copies, newest first; then keep this step's copy.
+  /// When the window is full, the oldest copy's buffer becomes this step's copy: if it is
+  /// compared (same shape and dtype), its last pass copies the current bytes over it block by
+  /// block as it reads them (compute_pairwise_cpu's overwrite), else it is copied afterwards.
   status compare_with_history(const plan::tensor_request& request, const tensor_view& view,
                               plan::statistics_record& record) {
     auto& kept = history_[history_key(record.tensor, record.worker)];
     const stats::allclose_params default_params{};
+    const bool recycle = !kept.empty() && static_cast<int>(kept.size()) >= request.history_depth;
+    bool refreshed = false;
     for (auto it = kept.rbegin(); it != kept.rend(); ++it) {
       plan::previous_comparison comparison;
       comparison.previous_step = it->step;
@@ -103,33 +115,39 @@ class cpu_executor final : public statistics_executor {
       if (comparison.shape_matches) {
         const tensor_view previous{it->bytes.data(), it->type, it->shape, record.num_elements,
                                    memory_kind::host};
-        const auto& first_params = request.allclose.empty() ? default_params : request.allclose[0];
-        auto result = stats::compute_pairwise(previous, view, first_params, stats::backend::cpu);
-        if (!result) return result.error_status();
-        comparison.result = *result;
-        comparison.allclose_violations.push_back(result->allclose_violations);
+        // Extra parameter sets first: the pass with the first set may overwrite `previous`.
+        comparison.allclose_violations.resize(std::max<std::size_t>(1, request.allclose.size()));
         for (std::size_t p = 1; p < request.allclose.size(); ++p) {
-          auto extra = stats::compute_pairwise(previous, view, request.allclose[p], stats::backend::cpu);
+          auto extra = kernels::compute_pairwise_cpu(previous, view, request.allclose[p]);
           if (!extra) return extra.error_status();
-          comparison.allclose_violations.push_back(extra->allclose_violations);
+          comparison.allclose_violations[p] = extra->allclose_violations;
         }
+        const bool overwrite = recycle && &*it == &kept.front();
+        const auto& first_params = request.allclose.empty() ? default_params : request.allclose[0];
+        auto result = kernels::compute_pairwise_cpu(previous, view, first_params,
+                                                    overwrite ? it->bytes.data() : nullptr);
+        if (!result) return result.error_status();
+        refreshed = refreshed || overwrite;
+        comparison.result = *result;
+        comparison.allclose_violations[0] = result->allclose_violations;
       }
       record.previous.push_back(std::move(comparison));
     }
     // Keep this step's copy, recycling the oldest buffer once the window is full.
     snapshot next;
-    if (static_cast<int>(kept.size()) >= request.history_depth) {
+    if (recycle) {
       next = std::move(kept.front());
       kept.pop_front();
     }
     next.step = record.step;
     next.type = record.type;
     next.shape = record.shape;
-    next.bytes.assign(view.data, view.data + view.size_bytes());
+    if (!refreshed) next.bytes.assign(view.data, view.data + view.size_bytes());
     kept.push_back(std::move(next));
     return status::success();
   }
 
+  std::vector<const plan::tensor_request*> requests_;  ///< per segment of the current batch
   std::vector<stats::moments> moments_;
   std::vector<stats::segment> hist_segments_;
   std::vector<stats::moments> hist_moments_;
