@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "host/pipeline/batch_split.hpp"
+#include "host/pipeline/rule_statistics.hpp"
 #include "kernels/axis_counts/axis_counts_cuda.hpp"
 #include "kernels/axis_counts/axis_counts_op.hpp"
 #include "kernels/common/cpu_validate.hpp"
@@ -479,6 +480,17 @@ class cuda_executor final : public statistics_executor {
       TRIALSTAT_RETURN_IF_ERROR(run_pass(2, batch, pieces2_, groups2_));
     }
     finish_records();
+    // The rule statistics without a place in the fused launches (percentiles, equality counts,
+    // channel sums, kept values): per tensor from its host bytes, on this backend, as the CPU
+    // executor does at the same point.
+    for (std::size_t i = 0; i < seg_.size(); ++i) {
+      segment_work& w = seg_[i];
+      plan::statistics_record& record = *w.record;
+      const tensor_view view{batch.base + batch.segments[i].offset_bytes, record.type, record.shape,
+                             record.num_elements, memory_kind::host};
+      TRIALSTAT_RETURN_IF_ERROR(
+          detail::compute_rule_statistics(*w.request, view, record, stats::backend::cuda));
+    }
     return status::success();
   }
 

@@ -17,6 +17,9 @@
 //    [min, max], so a second pass re-copies those segments' pieces from host memory and counts
 //    them against the merged range (counts add); axis-0 counts and pairwise results of pieces
 //    add exactly / merge;
+//  - the rule statistics that have no place in these launches (percentiles, equality counts,
+//    channel sums, kept values: detail::compute_rule_statistics) run per tensor afterwards from
+//    the batch's host bytes with backend::cuda, exactly where the CPU executor runs them;
 //  - `compute` stays synchronous (statistics_executor's contract): it returns after both streams
 //    drained, so the overlap is within a batch; across batches the reader thread overlaps.
 #pragma once

@@ -121,6 +121,31 @@ void expect_same_record(const plan::statistics_record& a, const plan::statistics
     if (a.previous[c].shape_matches) expect_same_pairwise(a.previous[c].result, b.previous[c].result);
   }
   ASSERT_EQ(a.saved_reductions.size(), b.saved_reductions.size());
+  // Rule statistics (detail::compute_rule_statistics on each backend).
+  ASSERT_EQ(a.percentiles.size(), b.percentiles.size());
+  for (std::size_t i = 0; i < a.percentiles.size(); ++i) {
+    EXPECT_EQ(a.percentiles[i].q, b.percentiles[i].q);
+    EXPECT_TRUE(near("percentile", a.percentiles[i].value, b.percentiles[i].value,
+                     std::fabs(a.percentiles[i].value)));
+  }
+  ASSERT_EQ(a.equal_counts.size(), b.equal_counts.size());
+  for (std::size_t i = 0; i < a.equal_counts.size(); ++i) {
+    EXPECT_EQ(a.equal_counts[i].value, b.equal_counts[i].value);
+    EXPECT_EQ(a.equal_counts[i].count, b.equal_counts[i].count);
+  }
+  ASSERT_EQ(a.channel_sums.size(), b.channel_sums.size());
+  const double scale = a.moments ? a.moments->sum_abs : 0.0;  // ≥ every channel's Σ|x|
+  for (std::size_t i = 0; i < a.channel_sums.size(); ++i) {
+    const auto& x = a.channel_sums[i];
+    const auto& y = b.channel_sums[i];
+    EXPECT_EQ(x.axis, y.axis);
+    EXPECT_EQ(x.count, y.count);
+    EXPECT_EQ(x.nan_count, y.nan_count);
+    EXPECT_EQ(x.pos_inf_count, y.pos_inf_count);
+    EXPECT_EQ(x.neg_inf_count, y.neg_inf_count);
+    ASSERT_EQ(x.sum.size(), y.sum.size());
+    for (std::size_t c = 0; c < x.sum.size(); ++c) EXPECT_TRUE(near("channel sum", x.sum[c], y.sum[c], scale));
+  }
 }
 
 struct run_output {
@@ -143,7 +168,8 @@ run_output run(const trial::catalog& trial, const plan::read_plan& plan, stats::
 }
 
 /// Every tensor: moments, a histogram (64 bins, 7 for every third tensor), history of depth 2
-/// with two allclose sets, and both axis-0 predicates.
+/// with two allclose sets, both axis-0 predicates; percentiles, equality counts and channel sums
+/// for every third tensor.
 plan::read_plan full_plan(const trial::catalog& trial) {
   plan::read_plan plan;
   for (const trial::tensor_id id : trial.sorted_tensor_ids()) {
@@ -154,6 +180,12 @@ plan::read_plan full_plan(const trial::catalog& trial) {
     request.allclose = {stats::allclose_params{}, stats::allclose_params{1e-3, 1e-6, true}};
     request.axis0 = {stats::axis0_predicate{},
                      stats::axis0_predicate{stats::axis0_predicate::kind::open_interval, -0.5, 0.5}};
+    // Rule statistics, on every third tensor (they run per tensor after the fused launches).
+    if (id % 3 == 1) {
+      request.percentiles = {0.0, 25.0, 50.0, 99.5, 100.0};
+      request.equal_values = {0.0, 1.0};
+      request.channel_axes = {-1, 0};
+    }
     plan.request(id, request);
   }
   return plan;
