@@ -12,7 +12,10 @@
 #   Every step appends to $OUT/gpu_check.log and $OUT/summary.md (OUT defaults to
 #   $BUILD/gpu_check_out); the device machine's 10-minute command limit may need the steps split
 #   over several calls, e.g. `build tests`, then `sanitize`, then `bench rss` (BUILD persists).
-# Environment: BUILD (build dir, default build-gpu-check), JOBS, TRIALS_DIR (generated trials,
+# Machines without this project's build dependencies (the lent GPU machines cannot install
+#   packages): build here, `bench/gpu_carry.sh BUILD` packs binaries + libraries + golden trials,
+#   and PREBUILT=<unpacked dir> makes this script use them (the build step is then skipped).
+# Environment: BUILD (build dir, default build-gpu-check), PREBUILT, JOBS, TRIALS_DIR (generated trials,
 #   default /tmp/trialstat_gpu_check), RSS_SIZES (default "1G 10G"; "64M" without a GPU),
 #   RSS_WIDTH (hidden width of generated trials, default 1024: step files fit a pinned buffer),
 #   E2E_SIZE (default 1G; 64M without a GPU), E2E_WIDTH (default 4096; 512), SANITIZE_FILTER (default 'gpu_*'), PINNED_MB (default 256).
@@ -20,6 +23,12 @@ set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$ROOT/build-gpu-check}
+PREBUILT=${PREBUILT:-}
+if [ -n "$PREBUILT" ]; then  # binaries packed by bench/gpu_carry.sh, laid out like a build tree
+  BUILD=$(cd "$PREBUILT" && pwd)
+  export LD_LIBRARY_PATH="$BUILD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  [ -d "$BUILD/trials" ] && export TRIALSTAT_SHARED_TRIALS=${TRIALSTAT_SHARED_TRIALS:-$BUILD/trials}
+fi
 OUT=${OUT:-$BUILD/gpu_check_out}
 JOBS=${JOBS:-$(nproc)}
 TRIALS_DIR=${TRIALS_DIR:-/tmp/trialstat_gpu_check}
@@ -58,6 +67,7 @@ fail() { note "FAILED: $*"; FAILED=1; }
 
 run_step_build() {
   say "build (Release, CUDA ON, tests + benchmarks)"
+  if [ -n "$PREBUILT" ]; then note "build: skipped, prebuilt binaries from $PREBUILT"; return; fi
   local gen=()
   command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
   local nvcc=""
