@@ -56,6 +56,7 @@ constexpr int64_t direct_count_elements = 256;
 /// How a tensor's bins are computed.
 enum class bin_mode : int {
   degenerate,    ///< every kept value in bin bins/2
+  constant,      ///< min == max (range widened): every finite value is min, one known bin
   exact,         ///< numpy's guess (a division) and correction, step ≠ 0
   exact_step0,   ///< numpy's guess and correction, linspace's step == 0 branch
   fast,          ///< multiplied guess, corrected only near integers (fast_guess_ok only)
@@ -77,8 +78,9 @@ bool fast_guess_ok(const histogram_params& p) {
          std::isfinite(magnitude) && p.step >= 0x1p-30 * magnitude;
 }
 
-bin_mode choose_mode(const histogram_params& p) {
+bin_mode choose_mode(const histogram_params& p, const stats::moments& m) {
   if (p.degenerate) return bin_mode::degenerate;
+  if (m.min == m.max) return bin_mode::constant;
   if (p.step_zero) return bin_mode::exact_step0;
   return fast_guess_ok(p) ? bin_mode::fast : bin_mode::exact;
 }
@@ -149,7 +151,7 @@ status compute_histograms_cpu(const std::byte* base, std::span<const stats::segm
         continue;
       }
       params[s] = make_histogram_params(m.min, m.max, bins);
-      modes[s] = choose_mode(params[s]);
+      modes[s] = choose_mode(params[s], m);
       h.bins = bins;
       h.lo = params[s].lo;
       h.hi = params[s].hi;
@@ -170,7 +172,7 @@ status compute_histograms_cpu(const std::byte* base, std::span<const stats::segm
           const int64_t left = seg.num_elements - begin;
           chunk(bytes_base + seg.offset_bytes, seg.type, begin,
                 left < cpu_chunk_elements ? left : cpu_chunk_elements, params[s], modes[s],
-                scratch.get(), out[s].counts.data());
+                segment_moments[s].min, scratch.get(), out[s].counts.data());
         }
       }
       return status::success();
@@ -203,7 +205,7 @@ status compute_histograms_cpu(const std::byte* base, std::span<const stats::segm
       int64_t* counts = row < 0 ? out[s].counts.data()
                                 : partial.data() + row * static_cast<int64_t>(bins);
       chunk(bytes_base + segments[s].offset_bytes, segments[s].type, item.begin, item.count,
-            params[s], modes[s], scratch.get(), counts);
+            params[s], modes[s], segment_moments[s].min, scratch.get(), counts);
     });
     if (failed.load()) return scratch_failed();
     for (std::size_t s = 0; s < segments.size(); ++s) {

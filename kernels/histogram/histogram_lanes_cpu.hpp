@@ -18,10 +18,13 @@ struct bin_constants {
   vd lo, hi, delta, step, bins_f, max_bin_f, first_guess_f, last_guess_f, scale, mid_bin_f, zero,
       one;
   vd near_low, near_high;  ///< fast mode: a guess closer than this to an integer is corrected
-  vd fixup_bin_f;          ///< fast mode: bins + 1, "bin to be computed by histogram_bin"
+  vd fixup_bin_f;          ///< bins + 1: "bin to be computed by histogram_bin"
+  vd constant_x, constant_bin_f;  ///< constant mode: the tensor's value and its bin
 };
 
-[[gnu::always_inline]] inline bin_constants make_bin_constants(const histogram_params& p) {
+template <bin_mode Mode>
+[[gnu::always_inline]] inline bin_constants make_bin_constants(const histogram_params& p,
+                                                               double constant_x) {
   bin_constants c;
   c.lo = splat(p.lo);
   c.hi = splat(p.hi);
@@ -38,6 +41,10 @@ struct bin_constants {
   c.near_low = splat(fast_guess_margin);
   c.near_high = splat(1.0 - fast_guess_margin);
   c.fixup_bin_f = splat(static_cast<double>(p.bins) + 1.0);
+  c.constant_x = splat(constant_x);
+  c.constant_bin_f = splat(Mode == bin_mode::constant
+                               ? static_cast<double>(histogram_bin(p, constant_x))
+                               : 0.0);
   return c;
 }
 
@@ -62,13 +69,19 @@ template <bool StepZero>
 }
 
 /// Bins of 8 values as float64 lanes (spill bin = bins), as histogram_bin / histogram_keeps.
-/// bin_mode::fast instead marks kept values whose guess is near an integer with the fixup bin
-/// bins + 1 and sets them in `near_any`; bin_block then gives those histogram_bin itself.
+/// bin_mode::fast and bin_mode::constant instead mark some kept values with the fixup bin
+/// bins + 1 and set them in `near_any`; bin_block then gives those histogram_bin itself.
 template <bin_mode Mode>
 [[gnu::always_inline]] inline vd bin_lanes_of(const bin_constants& c, const vd& x, vm& near_any) {
   const vm keep = (x >= c.lo) & (x <= c.hi);
   if constexpr (Mode == bin_mode::degenerate) {
     return select(keep, c.mid_bin_f, c.bins_f);
+  } else if constexpr (Mode == bin_mode::constant) {
+    // Every finite value is the tensor's one value (min == max), whose bin is known; anything
+    // else kept (only if the moments do not describe the data) goes to histogram_bin.
+    const vm other = keep & (x != c.constant_x);
+    near_any = near_any | other;
+    return select(other, c.fixup_bin_f, select(keep, c.constant_bin_f, c.bins_f));
   } else if constexpr (Mode == bin_mode::fast) {
     // Multiplied guess clamped to [2·margin, bins − 1/2] (NaN → 2·margin): one at least
     // fast_guess_margin away from an integer is already numpy's bin (histogram_cpu.cpp), and so
@@ -130,7 +143,7 @@ template <dtype D, bin_mode Mode>
     store_i32(idx + full, bin_lanes_of<Mode>(c, load_bin_tail<D>(p, full, n), near_any));
     padded = full + lane_count;
   }
-  if constexpr (Mode == bin_mode::fast) {
+  if constexpr (Mode == bin_mode::fast || Mode == bin_mode::constant) {
     if (any(near_any)) [[unlikely]] {
       for (int64_t i = 0; i < n; ++i) {
         if (idx[i] == params.bins + 1) {
@@ -147,8 +160,9 @@ template <dtype D, bin_mode Mode>
 template <dtype D, bin_mode Mode>
 [[gnu::always_inline]] inline void chunk_histogram_t(const unsigned char* bytes, int64_t begin,
                                                      int64_t count, const histogram_params& p,
-                                                     uint32_t* scratch, int64_t* counts) {
-  const bin_constants c = make_bin_constants(p);
+                                                     double constant_x, uint32_t* scratch,
+                                                     int64_t* counts) {
+  const bin_constants c = make_bin_constants<Mode>(p, constant_x);
   alignas(64) int32_t idx[cpu_block_elements];
   const int32_t bins = p.bins;
   const int64_t stride = bins + 2;  // bins, the spill bin, the fixup bin (never counted)
@@ -180,26 +194,28 @@ template <dtype D, bin_mode Mode>
 template <dtype D>
 [[gnu::always_inline]] inline void chunk_histogram_mode(const unsigned char* bytes, int64_t begin,
                                                         int64_t count, const histogram_params& p,
-                                                        bin_mode mode, uint32_t* scratch,
-                                                        int64_t* counts) {
+                                                        bin_mode mode, double constant_x,
+                                                        uint32_t* scratch, int64_t* counts) {
   switch (mode) {
-    case bin_mode::degenerate:
-      return chunk_histogram_t<D, bin_mode::degenerate>(bytes, begin, count, p, scratch, counts);
-    case bin_mode::exact:
-      return chunk_histogram_t<D, bin_mode::exact>(bytes, begin, count, p, scratch, counts);
-    case bin_mode::exact_step0:
-      return chunk_histogram_t<D, bin_mode::exact_step0>(bytes, begin, count, p, scratch, counts);
-    case bin_mode::fast:
-      return chunk_histogram_t<D, bin_mode::fast>(bytes, begin, count, p, scratch, counts);
+#define TRIALSTAT_HISTOGRAM_MODE(M) \
+  case M: return chunk_histogram_t<D, M>(bytes, begin, count, p, constant_x, scratch, counts);
+    TRIALSTAT_HISTOGRAM_MODE(bin_mode::degenerate)
+    TRIALSTAT_HISTOGRAM_MODE(bin_mode::constant)
+    TRIALSTAT_HISTOGRAM_MODE(bin_mode::exact)
+    TRIALSTAT_HISTOGRAM_MODE(bin_mode::exact_step0)
+    TRIALSTAT_HISTOGRAM_MODE(bin_mode::fast)
+#undef TRIALSTAT_HISTOGRAM_MODE
   }
 }
 
 /// Entry: count one chunk of a segment of any real dtype into counts[0 .. p.bins).
+/// `constant_x`: the tensor's value in bin_mode::constant (ignored otherwise).
 void chunk_histogram(const unsigned char* bytes, dtype type, int64_t begin, int64_t count,
-                     const histogram_params& p, bin_mode mode, uint32_t* scratch, int64_t* counts) {
+                     const histogram_params& p, bin_mode mode, double constant_x,
+                     uint32_t* scratch, int64_t* counts) {
   switch (type) {
 #define TRIALSTAT_HISTOGRAM_CASE(D) \
-  case D: return chunk_histogram_mode<D>(bytes, begin, count, p, mode, scratch, counts);
+  case D: return chunk_histogram_mode<D>(bytes, begin, count, p, mode, constant_x, scratch, counts);
     TRIALSTAT_HISTOGRAM_CASE(dtype::float32)
     TRIALSTAT_HISTOGRAM_CASE(dtype::float64)
     TRIALSTAT_HISTOGRAM_CASE(dtype::float16)

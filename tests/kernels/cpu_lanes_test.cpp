@@ -165,7 +165,9 @@ TEST(CpuLanes, HistogramMatchesOpAtEveryEdge) {
   const std::vector<range_case> ranges = {
       {-1.0, 1.0},         {0.0, 1.0},          {1000.0, 1000.5},       {-3e-20, 7e-21},
       {-1e300, 1e300},     {5.0, 5.0 + 0x1p-20}, {5.0, 5.0 + 0x1p-24},  {5.0, 5.0 + 0x1p-33},
-      {1e9, 1e9 + 1e-3},   {-7.25, -7.0},       {0.1, 0.3}};
+      {1e9, 1e9 + 1e-3},   {-7.25, -7.0},       {0.1, 0.3},
+      // Constant tensors (min == max: widened range, bin_mode::constant).
+      {0.0, 0.0},          {2.7651832103729248, 2.7651832103729248}, {-1e-300, -1e-300}};
   for (int bins : {1, 2, 3, 7, 64, 1000}) {
     for (const auto& r : ranges) {
       const auto v = edge_values(r.lo, r.hi, bins, rng);
@@ -196,6 +198,27 @@ TEST(CpuLanes, HistogramMatchesOpOnRandomTensors) {
                                       " seed=11");
     }
   }
+}
+
+TEST(CpuLanes, ConstantModeStillBinsValuesTheMomentsDoNotDescribe) {
+  // Moments claiming min == max == 1 for data that is not constant: every value still gets
+  // histogram_bin's bin of the widened range [0.5, 1.5].
+  const std::vector<double> v = {1.0, 1.0, 0.75, 1.0, 1.25, 1.5, 0.5, 1.0, 1.1, 1.0, 2.0, 0.0};
+  const auto bytes = reference::encode_values(dtype::float64, v);
+  const std::vector<stats::segment> segs = {{0, static_cast<int64_t>(v.size()), dtype::float64}};
+  stats::moments m;
+  m.count = static_cast<int64_t>(v.size());
+  m.min = m.max = 1.0;
+  const auto p = kernels::make_histogram_params(1.0, 1.0, 8);
+  std::vector<int64_t> want(8, 0);
+  for (double x : v) {
+    if (kernels::histogram_keeps(p, x)) ++want[static_cast<std::size_t>(kernels::histogram_bin(p, x))];
+  }
+  for_each_isa([&](cpu_isa) {
+    std::vector<stats::histogram> h(1);
+    ASSERT_TRUE(kernels::compute_histograms_cpu(bytes.data(), segs, {&m, 1}, 8, h).ok());
+    EXPECT_EQ(h[0].counts, want);
+  });
 }
 
 TEST(CpuLanes, PairwiseBitIdenticalOnEveryIsaAndOverwriteCopies) {
