@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // Table, CSV and JSON Lines writers for statistics records. JSON rows are formatted with fmt
-// rather than a DOM library: a large trial has millions of rows and this is its output hot path.
+// rather than a DOM library: a large trial has millions of rows and this is its output hot path
+// (straight appends into one buffer, compiled format strings, cached escaped names).
 #include "trialstat/report/statistics_writer.hpp"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstring>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "host/report/json_number.hpp"
 
@@ -56,6 +61,11 @@ class json_writer final : public writer_base {
   using writer_base::writer_base;
 
   void write_step(const trial::catalog& trial, const plan::step_statistics& step) override {
+    if (&trial != names_of_) {  // escaped names are cached per catalog
+      names_of_ = &trial;
+      tensor_keys_.clear();
+      worker_keys_.clear();
+    }
     for (const auto& r : step.records) {
       write_record(trial, r);
       maybe_flush();
@@ -63,88 +73,158 @@ class json_writer final : public writer_base {
   }
 
  private:
-  void number(double v) { detail::append_json_number(buf_, v); }
-  void key(std::string_view k) {
-    buf_.push_back(',');
-    detail::append_json_string(buf_, k);
-    buf_.push_back(':');
+  // The hot path: each record reserves an upper bound of its length in buf_ once, then writes
+  // through a raw cursor (memcpy of literals and cached escaped names, fmt::format_int, compiled
+  // "{}" for doubles) — no per-field capacity checks. The text is exactly what "{}" formatting
+  // and append_json_number / append_json_string produce.
+  void literal(std::string_view text) {
+    std::memcpy(cursor_, text.data(), text.size());
+    cursor_ += text.size();
   }
-  void finite_or_null(std::string_view k, bool defined, double v) {
-    key(k);
+  void integer(int64_t v) {
+    const fmt::format_int text(v);
+    literal({text.data(), text.size()});
+  }
+  void number(double v) {
+    if (std::isfinite(v)) {
+      cursor_ = fmt::format_to(cursor_, FMT_COMPILE("{}"), v);
+    } else {  // "NaN", "Infinity", "-Infinity" as strings: rare
+      fmt::memory_buffer text;
+      detail::append_json_number(text, v);
+      literal({text.data(), text.size()});
+    }
+  }
+  void finite_or_null(std::string_view key_colon, bool defined, double v) {
+    literal(key_colon);
     if (defined) {
       number(v);
     } else {
-      fmt::format_to(std::back_inserter(buf_), "null");
+      literal("null");
     }
+  }
+  /// `"name"` JSON-escaped, cached per id (names never change within a catalog).
+  const std::string& quoted(std::vector<std::string>& cache, std::size_t id, const std::string& name) {
+    if (cache.size() <= id) cache.resize(id + 1);
+    std::string& text = cache[id];
+    if (text.empty()) {
+      fmt::memory_buffer b;
+      detail::append_json_string(b, name);
+      text.assign(b.data(), b.size());
+    }
+    return text;
   }
 
   void write_record(const trial::catalog& trial, const plan::statistics_record& r) {
-    auto out = std::back_inserter(buf_);
-    buf_.push_back('{');
-    detail::append_json_string(buf_, "tensor");
-    buf_.push_back(':');
-    detail::append_json_string(buf_, trial.tensor_names()[r.tensor]);
-    fmt::format_to(out, ",\"step\":{},\"mode\":\"{}\",\"mode_step\":{},\"worker\":", r.step,
-                   mode_name(r.mode), r.mode_step);
-    detail::append_json_string(buf_, trial.workers()[r.worker]);
+    const std::string& tensor = quoted(tensor_keys_, r.tensor, trial.tensor_names()[r.tensor]);
+    const std::string& worker = quoted(worker_keys_, r.worker, trial.workers()[r.worker]);
+    error_text_.clear();
+    if (!r.raw_status.ok()) detail::append_json_string(error_text_, r.raw_status.to_string());
+    // Upper bound of the record's length: fixed text and 10 doubles (≤ 24 characters each) and
+    // 10 integers (≤ 20) fit in 1024; then the variable parts.
+    std::size_t bound = 1024 + tensor.size() + worker.size() + 21 * r.shape.size() +
+                        110 * r.saved_reductions.size() + error_text_.size();
+    if (r.histogram) bound += 128 + 21 * r.histogram->counts.size();
+    const std::size_t start = buf_.size();
+    buf_.resize(start + bound);
+    cursor_ = buf_.data() + start;
+
+    literal("{\"tensor\":");
+    literal(tensor);
+    literal(",\"step\":");
+    integer(r.step);
+    literal(",\"mode\":\"");
+    literal(mode_name(r.mode));
+    literal("\",\"mode_step\":");
+    integer(r.mode_step);
+    literal(",\"worker\":");
+    literal(worker);
     if (r.type != dtype::invalid || r.moments) {
-      fmt::format_to(out, ",\"dtype\":\"{}\"", dtype_name(r.type));
+      literal(",\"dtype\":\"");
+      literal(dtype_name(r.type));
+      literal("\"");
     }
-    fmt::format_to(out, ",\"shape\":{},\"numel\":{}", shape_text(r.shape, ','), r.num_elements);
+    literal(",\"shape\":[");
+    for (std::size_t i = 0; i < r.shape.size(); ++i) {
+      if (i) literal(",");
+      integer(r.shape[i]);
+    }
+    literal("],\"numel\":");
+    integer(r.num_elements);
     if (const auto& m = r.moments) {
       const bool any = m->has_finite();
-      fmt::format_to(out,
-                     ",\"finite_count\":{},\"nan_count\":{},\"pos_inf_count\":{},"
-                     "\"neg_inf_count\":{},\"zero_count\":{}",
-                     m->finite_count(), m->nan_count, m->pos_inf_count, m->neg_inf_count,
-                     m->zero_count);
-      finite_or_null("min", any, m->min);
-      finite_or_null("max", any, m->max);
-      finite_or_null("mean", any, m->mean);
-      finite_or_null("variance", any, m->variance());
-      finite_or_null("std", any, m->std_dev());
-      finite_or_null("sum", any, m->sum);
-      finite_or_null("l1", any, m->sum_abs);
-      finite_or_null("l2", any, m->l2());
-      finite_or_null("linf", any, m->max_abs);
-      finite_or_null("mean_abs", any, m->mean_abs());
-      key("hist");
+      literal(",\"finite_count\":");
+      integer(m->finite_count());
+      literal(",\"nan_count\":");
+      integer(m->nan_count);
+      literal(",\"pos_inf_count\":");
+      integer(m->pos_inf_count);
+      literal(",\"neg_inf_count\":");
+      integer(m->neg_inf_count);
+      literal(",\"zero_count\":");
+      integer(m->zero_count);
+      finite_or_null(",\"min\":", any, m->min);
+      finite_or_null(",\"max\":", any, m->max);
+      finite_or_null(",\"mean\":", any, m->mean);
+      finite_or_null(",\"variance\":", any, m->variance());
+      finite_or_null(",\"std\":", any, m->std_dev());
+      finite_or_null(",\"sum\":", any, m->sum);
+      finite_or_null(",\"l1\":", any, m->sum_abs);
+      finite_or_null(",\"l2\":", any, m->l2());
+      finite_or_null(",\"linf\":", any, m->max_abs);
+      finite_or_null(",\"mean_abs\":", any, m->mean_abs());
+      literal(",\"hist\":");
       if (r.histogram && r.histogram->bins > 0) {
         const auto& h = *r.histogram;
-        fmt::format_to(out, "{{\"bins\":{},\"lo\":", h.bins);
+        literal("{\"bins\":");
+        integer(h.bins);
+        literal(",\"lo\":");
         number(h.lo);
-        buf_.append(std::string_view(",\"hi\":"));
+        literal(",\"hi\":");
         number(h.hi);
-        fmt::format_to(out, ",\"counts\":[{}]", fmt::join(h.counts, ","));
-        if (h.degenerate) buf_.append(std::string_view(",\"degenerate\":true"));
-        buf_.push_back('}');
+        literal(",\"counts\":[");
+        for (std::size_t i = 0; i < h.counts.size(); ++i) {
+          if (i) literal(",");
+          integer(h.counts[i]);
+        }
+        literal("]");
+        if (h.degenerate) literal(",\"degenerate\":true");
+        literal("}");
       } else {
-        buf_.append(std::string_view("null"));
+        literal("null");
       }
     }
     int64_t prev_step = 0;
     if (const auto ratio = update_ratio(r, &prev_step)) {
-      fmt::format_to(out, ",\"update_ratio\":{{\"prev_step\":{},\"ratio\":", prev_step);
+      literal(",\"update_ratio\":{\"prev_step\":");
+      integer(prev_step);
+      literal(",\"ratio\":");
       number(*ratio);
-      buf_.push_back('}');
+      literal("}");
     }
     if (!r.saved_reductions.empty()) {
-      buf_.append(std::string_view(",\"saved_reductions\":["));
+      literal(",\"saved_reductions\":[");
       for (std::size_t i = 0; i < r.saved_reductions.size(); ++i) {
         const auto& red = r.saved_reductions[i];
-        fmt::format_to(out, "{}{{\"reduction\":\"{}\",\"abs\":{},\"value\":", i ? "," : "",
-                       trial::reduction_name(red.op), red.abs);
+        literal(i ? ",{\"reduction\":\"" : "{\"reduction\":\"");
+        literal(trial::reduction_name(red.op));
+        literal(red.abs ? "\",\"abs\":true,\"value\":" : "\",\"abs\":false,\"value\":");
         number(red.value);
-        buf_.push_back('}');
+        literal("}");
       }
-      buf_.push_back(']');
+      literal("]");
     }
     if (!r.raw_status.ok()) {
-      key("error");
-      detail::append_json_string(buf_, r.raw_status.to_string());
+      literal(",\"error\":");
+      literal({error_text_.data(), error_text_.size()});
     }
-    buf_.append(std::string_view("}\n"));
+    literal("}\n");
+    buf_.resize(static_cast<std::size_t>(cursor_ - buf_.data()));
   }
+
+  char* cursor_ = nullptr;
+  fmt::memory_buffer error_text_;
+  const trial::catalog* names_of_ = nullptr;
+  std::vector<std::string> tensor_keys_, worker_keys_;
 };
 
 /// Shared by the table and CSV writers: the scalar columns of one record, as text.
