@@ -7,6 +7,7 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -82,8 +83,31 @@ class json_writer final : public writer_base {
     cursor_ += text.size();
   }
   void integer(int64_t v) {
+    if (v >= 0 && v < 1000) {  // histogram counts, shapes, steps: a table, no division loop
+      const small_number& t = small_numbers()[static_cast<std::size_t>(v)];
+      std::memcpy(cursor_, t.digits, 4);  // 4 bytes always fit: the bound has slack
+      cursor_ += t.length;
+      return;
+    }
     const fmt::format_int text(v);
     literal({text.data(), text.size()});
+  }
+  struct small_number {
+    char digits[4];
+    int length;
+  };
+  /// Decimal text of 0..999.
+  static const std::array<small_number, 1000>& small_numbers() {
+    static const std::array<small_number, 1000> table = [] {
+      std::array<small_number, 1000> t{};
+      for (int i = 0; i < 1000; ++i) {
+        const fmt::format_int text(i);
+        std::memcpy(t[static_cast<std::size_t>(i)].digits, text.data(), text.size());
+        t[static_cast<std::size_t>(i)].length = static_cast<int>(text.size());
+      }
+      return t;
+    }();
+    return table;
   }
   void number(double v) {
     if (std::isfinite(v)) {
