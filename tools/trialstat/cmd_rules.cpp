@@ -31,41 +31,12 @@ struct rules_options {
   std::size_t max_findings = 20;
 };
 
-pipeline::rule_invocation make_invocation(const std::string& configuration_name,
-                                          const std::string& rule_name,
-                                          const rules::rule_parameters& params) {
-  pipeline::rule_invocation invocation;
-  invocation.configuration_name = configuration_name;
-  auto made = rules::make_rule(rule_name, params);
-  if (made) {
-    invocation.rule = std::move(*made);
-  } else {
-    invocation.error = made.error_status();
-  }
-  return invocation;
-}
-
-/// --rule A --param k=v --rule B ...: each --param belongs to the --rule before it.
+/// --rule/--param flags as rule invocations.
 result<std::vector<pipeline::rule_invocation>> invocations_from_flags(const rules_options& o) {
-  std::vector<std::pair<std::string, rules::rule_parameters>> specs;
-  std::size_t next_rule = 0, next_param = 0;
-  for (const std::string& kind : o.order) {
-    if (kind == "rule") {
-      specs.emplace_back(o.rule_names[next_rule++], rules::rule_parameters{});
-      continue;
-    }
-    const std::string& text = o.params[next_param++];
-    const auto eq = text.find('=');
-    if (specs.empty()) {
-      return status(error_code::invalid_argument, fmt::format("--param {}: give --rule NAME before its --param", text));
-    }
-    if (eq == std::string::npos || eq == 0) {
-      return status(error_code::invalid_argument, fmt::format("--param '{}': expected key=value", text));
-    }
-    specs.back().second[text.substr(0, eq)] = text.substr(eq + 1);
-  }
+  auto specs = parse_rule_flags(o.rule_names, o.params, o.order);
+  if (!specs) return specs.error_status();
   std::vector<pipeline::rule_invocation> out;
-  for (const auto& [name, params] : specs) out.push_back(make_invocation(name, name, params));
+  for (const auto& [name, params] : *specs) out.push_back(make_rule_invocation(name, name, params));
   return out;
 }
 
@@ -90,14 +61,14 @@ int run_rules(const rules_options& o) {
     auto configs = rules::load_rule_config(o.config);
     if (!configs) return report_error(configs.error_status());
     for (const auto& c : *configs) {
-      invocations.push_back(make_invocation(c.configuration_name, c.rule_name, c.parameters));
+      invocations.push_back(make_rule_invocation(c.configuration_name, c.rule_name, c.parameters));
     }
   }
   auto flagged = invocations_from_flags(o);
   if (!flagged) return report_error(flagged.error_status());
   for (auto& invocation : *flagged) invocations.push_back(std::move(invocation));
   if (invocations.empty()) {
-    for (const auto& name : default_rule_names) invocations.push_back(make_invocation(name, name, {}));
+    for (const auto& name : default_rule_names) invocations.push_back(make_rule_invocation(name, name, {}));
   }
 
   auto opened = open_trial(o.trial);

@@ -52,44 +52,12 @@ struct watch_cli_options {
 volatile std::sig_atomic_t interrupted_flag = 0;
 extern "C" void on_interrupt(int) { interrupted_flag = 1; }
 
-pipeline::rule_invocation make_watch_invocation(const std::string& configuration_name,
-                                                const std::string& rule_name,
-                                                const rules::rule_parameters& params) {
-  pipeline::rule_invocation invocation;
-  invocation.configuration_name = configuration_name;
-  auto made = rules::make_rule(rule_name, params);
-  if (made) {
-    invocation.rule = std::move(*made);
-  } else {
-    invocation.error = made.error_status();
-  }
-  return invocation;
-}
-
-/// --rule A --param k=v --rule B ...: each --param belongs to the --rule before it.
+/// --rule/--param flags as watched rules (actions come from the command-line action flags).
 result<std::vector<live::watch_rule>> rules_from_flags(const watch_cli_options& o) {
-  std::vector<std::pair<std::string, rules::rule_parameters>> specs;
-  std::size_t next_rule = 0, next_param = 0;
-  for (const std::string& kind : o.order) {
-    if (kind == "rule") {
-      specs.emplace_back(o.rule_names[next_rule++], rules::rule_parameters{});
-      continue;
-    }
-    const std::string& text = o.params[next_param++];
-    const auto eq = text.find('=');
-    if (specs.empty()) {
-      return status(error_code::invalid_argument,
-                    fmt::format("--param {}: give --rule NAME before its --param", text));
-    }
-    if (eq == std::string::npos || eq == 0) {
-      return status(error_code::invalid_argument, fmt::format("--param '{}': expected key=value", text));
-    }
-    specs.back().second[text.substr(0, eq)] = text.substr(eq + 1);
-  }
+  auto specs = parse_rule_flags(o.rule_names, o.params, o.order);
+  if (!specs) return specs.error_status();
   std::vector<live::watch_rule> out;
-  for (const auto& [name, params] : specs) {
-    out.push_back({make_watch_invocation(name, name, params), {}});
-  }
+  for (const auto& [name, params] : *specs) out.push_back({make_rule_invocation(name, name, params), {}});
   return out;
 }
 
@@ -183,7 +151,7 @@ int run_watch(const watch_cli_options& o) {
     if (!configs) return report_error(configs.error_status());
     for (const auto& c : *configs) {
       watch_rules.push_back(
-          {make_watch_invocation(c.configuration_name, c.rule_name, c.parameters), c.actions});
+          {make_rule_invocation(c.configuration_name, c.rule_name, c.parameters), c.actions});
     }
   }
   auto flagged = rules_from_flags(o);
@@ -191,7 +159,7 @@ int run_watch(const watch_cli_options& o) {
   for (auto& r : *flagged) watch_rules.push_back(std::move(r));
   if (watch_rules.empty()) {
     for (const auto& name : default_watch_rules) {
-      watch_rules.push_back({make_watch_invocation(name, name, {}), {}});
+      watch_rules.push_back({make_rule_invocation(name, name, {}), {}});
     }
   }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "trialstat/pipeline/rule_runner.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 #include "trialstat/status.hpp"
 #include "trialstat/trial/catalog.hpp"
@@ -34,6 +35,18 @@ struct step_range {
 
 /// Resolve `--device`, returning pipeline options for it. Errors: invalid_argument.
 [[nodiscard]] result<pipeline::pipeline_options> make_pipeline_options(const std::string& device);
+
+/// Build a rule by name; a failure is kept in the invocation (the rule's status becomes Error).
+[[nodiscard]] pipeline::rule_invocation make_rule_invocation(const std::string& configuration_name,
+                                                             const std::string& rule_name,
+                                                             const rules::rule_parameters& params);
+
+/// `--rule A --param k=v --rule B ...` (options in command-line `order`, "rule"/"param"): each
+/// --param belongs to the --rule before it. Errors: invalid_argument for a --param before any
+/// --rule or without `key=value`.
+[[nodiscard]] result<std::vector<std::pair<std::string, rules::rule_parameters>>> parse_rule_flags(
+    const std::vector<std::string>& rule_names, const std::vector<std::string>& params,
+    const std::vector<std::string>& order);
 
 /// Print "trialstat: <status>" to stderr and return exit code 2.
 int report_error(const status& s);

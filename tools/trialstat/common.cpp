@@ -57,6 +57,44 @@ result<pipeline::pipeline_options> make_pipeline_options(const std::string& devi
   return options;
 }
 
+pipeline::rule_invocation make_rule_invocation(const std::string& configuration_name,
+                                               const std::string& rule_name,
+                                               const rules::rule_parameters& params) {
+  pipeline::rule_invocation invocation;
+  invocation.configuration_name = configuration_name;
+  auto made = rules::make_rule(rule_name, params);
+  if (made) {
+    invocation.rule = std::move(*made);
+  } else {
+    invocation.error = made.error_status();
+  }
+  return invocation;
+}
+
+result<std::vector<std::pair<std::string, rules::rule_parameters>>> parse_rule_flags(
+    const std::vector<std::string>& rule_names, const std::vector<std::string>& params,
+    const std::vector<std::string>& order) {
+  std::vector<std::pair<std::string, rules::rule_parameters>> specs;
+  std::size_t next_rule = 0, next_param = 0;
+  for (const std::string& kind : order) {
+    if (kind == "rule") {
+      specs.emplace_back(rule_names[next_rule++], rules::rule_parameters{});
+      continue;
+    }
+    const std::string& text = params[next_param++];
+    const auto eq = text.find('=');
+    if (specs.empty()) {
+      return status(error_code::invalid_argument,
+                    fmt::format("--param {}: give --rule NAME before its --param", text));
+    }
+    if (eq == std::string::npos || eq == 0) {
+      return status(error_code::invalid_argument, fmt::format("--param '{}': expected key=value", text));
+    }
+    specs.back().second[text.substr(0, eq)] = text.substr(eq + 1);
+  }
+  return specs;
+}
+
 int report_error(const status& s) {
   fmt::print(stderr, "trialstat: {}\n", s.to_string());
   return 2;
