@@ -3,6 +3,7 @@
 #include "trialstat/io/file_reader.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -125,6 +126,63 @@ status file_reader::read_at(uint64_t offset_bytes, std::span<std::byte> out) con
                               offset_bytes + static_cast<uint64_t>(got), got));
   }
   return status::success();
+}
+
+mapped_bytes::mapped_bytes(mapped_bytes&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      mapped_total_(std::exchange(other.mapped_total_, 0)),
+      size_bytes_(std::exchange(other.size_bytes_, 0)) {}
+
+mapped_bytes& mapped_bytes::operator=(mapped_bytes&& other) noexcept {
+  if (this != &other) {
+    reset();
+    data_ = std::exchange(other.data_, nullptr);
+    mapped_total_ = std::exchange(other.mapped_total_, 0);
+    size_bytes_ = std::exchange(other.size_bytes_, 0);
+  }
+  return *this;
+}
+
+mapped_bytes::~mapped_bytes() { reset(); }
+
+void mapped_bytes::reset() noexcept {
+  if (data_ != nullptr) {
+    ::munmap(const_cast<std::byte*>(data_), mapped_total_);
+    data_ = nullptr;
+    mapped_total_ = 0;
+    size_bytes_ = 0;
+  }
+}
+
+result<mapped_bytes> file_reader::map_all() const {
+  if (fd_ < 0) {
+    return status(error_code::io_error, fmt::format("{}: file is not open", path_.string()));
+  }
+  const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  if (size_bytes_ > std::numeric_limits<std::size_t>::max() - record_padding_bytes - page) {
+    return status(error_code::io_error, fmt::format("{}: file of {} bytes does not fit in the "
+                                                    "address space", path_.string(), size_bytes_));
+  }
+  const auto size = static_cast<std::size_t>(size_bytes_);
+  // Reserve file + padding as zero pages, then lay the file over the start: the tail of the
+  // file's last page reads as zeros (POSIX) and the pages after it are the anonymous zeros.
+  const std::size_t total = (size + record_padding_bytes + page - 1) / page * page;
+  void* region = ::mmap(nullptr, total, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (region == MAP_FAILED) {
+    const int err = errno;
+    return status(error_code::io_error, fmt::format("{}: cannot reserve {} bytes to map the file: {}",
+                                                    path_.string(), total, errno_text(err)));
+  }
+  if (size > 0) {
+    void* file = ::mmap(region, size, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd_, 0);
+    if (file == MAP_FAILED) {
+      const int err = errno;
+      ::munmap(region, total);
+      return status(error_code::io_error, fmt::format("{}: cannot map {} bytes: {}", path_.string(),
+                                                      size, errno_text(err)));
+    }
+  }
+  return mapped_bytes(static_cast<const std::byte*>(region), total, size);
 }
 
 result<uint64_t> read_file(const std::filesystem::path& path, std::vector<std::byte>& out) {

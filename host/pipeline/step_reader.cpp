@@ -29,7 +29,9 @@ std::byte* event_file_bytes::storage(std::size_t bytes, memory::pinned_pool* poo
 
 result<int64_t> event_file_bytes::load(const io::file_reader& reader,
                                        const std::vector<std::pair<uint64_t, uint64_t>>& ranges,
-                                       std::size_t whole_file_limit_bytes, memory::pinned_pool* pool) {
+                                       std::size_t whole_file_limit_bytes, memory::pinned_pool* pool,
+                                       bool map, std::size_t map_min_bytes) {
+  mapping_.reset();
   uint64_t wanted = 0;
   for (const auto& r : ranges) wanted += r.second;
   const uint64_t size = reader.size_bytes();
@@ -37,6 +39,13 @@ result<int64_t> event_file_bytes::load(const io::file_reader& reader,
   // Whole file when most of it is wanted (one sequential read); else only the ranges.
   whole_ = size <= whole_file_limit_bytes && (wanted * 2 >= size || size <= (uint64_t{1} << 20));
   ranges_.clear();
+  if (whole_ && map && pool == nullptr && size >= map_min_bytes) {
+    auto mapped = reader.map_all();
+    if (!mapped) return mapped.error_status();
+    mapping_ = std::move(*mapped);
+    data_ = {mapping_.data(), static_cast<std::size_t>(size) + io::record_padding_bytes};
+    return static_cast<int64_t>(size);
+  }
   if (whole_) {
     std::byte* out = storage(size + io::record_padding_bytes, pool);
     TRIALSTAT_RETURN_IF_ERROR(reader.read_at(0, {out, size}));
@@ -114,7 +123,9 @@ void step_reader::read_worker_file(const trial::step_info& info,
     auto reader = io::file_reader::open(trial_.root() / trial_.event_file(*file));
     if (!reader) {
       file_status = reader.error_status();
-    } else if (auto loaded = part.file.load(*reader, ranges_, options_.whole_file_limit_bytes, pool_)) {
+    } else if (auto loaded = part.file.load(*reader, ranges_, options_.whole_file_limit_bytes, pool_,
+                                            options_.map_event_files && !options_.stop_at_unfinished_records,
+                                            options_.map_min_bytes)) {
       out.bytes_read += *loaded;
     } else {
       file_status = loaded.error_status();

@@ -24,10 +24,12 @@ namespace trialstat::pipeline::detail {
 /// host copy; otherwise into an owned vector.
 class event_file_bytes {
  public:
-  /// Read what `ranges` (start, length) need from `reader`. Returns the bytes read.
+  /// Read what `ranges` (start, length) need from `reader`. Returns the bytes read. A whole
+  /// file of at least `map_min_bytes` is mapped instead when `map` (and no pool is given).
   result<int64_t> load(const io::file_reader& reader,
                        const std::vector<std::pair<uint64_t, uint64_t>>& ranges,
-                       std::size_t whole_file_limit_bytes, memory::pinned_pool* pool = nullptr);
+                       std::size_t whole_file_limit_bytes, memory::pinned_pool* pool = nullptr,
+                       bool map = false, std::size_t map_min_bytes = 0);
   /// The loaded bytes of the record at `start` (as many as the file has, up to `length`).
   [[nodiscard]] std::span<const std::byte> record(uint64_t start, uint64_t length) const;
   [[nodiscard]] std::span<const std::byte> buffer() const noexcept { return data_; }
@@ -39,7 +41,8 @@ class event_file_bytes {
 
   std::vector<std::byte> buffer_;
   memory::pool_lease lease_;        // pinned buffer from the executor's pool (kept)
-  std::span<std::byte> data_;       // the loaded bytes: in lease_ or buffer_
+  io::mapped_bytes mapping_;        // the whole file, mapped (kept until the next load)
+  std::span<const std::byte> data_; // the loaded bytes: in lease_, buffer_ or mapping_
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> ranges_;  // start → (offset, available)
   bool whole_ = false;
   uint64_t file_size_ = 0;

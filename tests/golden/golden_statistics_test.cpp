@@ -43,7 +43,8 @@ double json_double(const json& v) {
 }
 
 /// Compute every record of a trial the way `trialstat stats` does.
-std::map<record_key, plan::statistics_record> compute_all(const trial::catalog& trial) {
+std::map<record_key, plan::statistics_record> compute_all(const trial::catalog& trial,
+                                                         const pipeline::pipeline_options& options) {
   plan::read_plan plan;
   for (auto id : trial.sorted_tensor_ids()) {
     plan::tensor_request request;
@@ -55,7 +56,7 @@ std::map<record_key, plan::statistics_record> compute_all(const trial::catalog& 
     plan.request(id, request);
   }
   std::map<record_key, plan::statistics_record> out;
-  auto run = pipeline::run_statistics(trial, plan, {}, [&](const plan::step_statistics& step) {
+  auto run = pipeline::run_statistics(trial, plan, options, [&](const plan::step_statistics& step) {
     for (const auto& r : step.records) {
       out[{trial.tensor_names()[r.tensor], r.step, trial.workers()[r.worker]}] = r;
     }
@@ -119,77 +120,85 @@ TEST_P(golden_statistics, every_record_matches_smdebug) {
   const json expected = json::parse(file);
   auto catalog = trial::catalog::open(dir / name);
   ASSERT_TRUE(catalog.has_value()) << catalog.error_status().to_string();
-  const auto ours = compute_all(*catalog);
+  // Both ways of getting event-file bytes: read into a buffer, and mapped (every file, whatever
+  // its size: `trialstat stats` maps files of 256 KiB and more).
+  for (const bool mapped : {false, true}) {
+    SCOPED_TRACE(mapped ? "event files mapped" : "event files read");
+    pipeline::pipeline_options options;
+    options.map_event_files = mapped;
+    options.map_min_bytes = 0;
+    const auto ours = compute_all(*catalog, options);
 
-  int64_t compared = 0, compared_raw_decode = 0;
-  for (const auto& [tensor, body] : expected["tensors"].items()) {
-    for (const json& rec : body["records"]) {
-      const int64_t step = rec["step"].get<int64_t>();
-      const std::string worker = rec["worker"].get<std::string>();
-      const std::string where = name + "/" + tensor + " step " + std::to_string(step);
-      const auto it = ours.find({tensor, step, worker});
-      ASSERT_NE(it, ours.end()) << where << ": no record";
-      const plan::statistics_record& got = it->second;
-      EXPECT_EQ(std::string(mode_name(got.mode)), rec["mode"].get<std::string>()) << where;
-      EXPECT_EQ(got.mode_step, rec["mode_step"].get<int64_t>()) << where;
+    int64_t compared = 0, compared_raw_decode = 0;
+    for (const auto& [tensor, body] : expected["tensors"].items()) {
+      for (const json& rec : body["records"]) {
+        const int64_t step = rec["step"].get<int64_t>();
+        const std::string worker = rec["worker"].get<std::string>();
+        const std::string where = name + "/" + tensor + " step " + std::to_string(step);
+        const auto it = ours.find({tensor, step, worker});
+        ASSERT_NE(it, ours.end()) << where << ": no record";
+        const plan::statistics_record& got = it->second;
+        EXPECT_EQ(std::string(mode_name(got.mode)), rec["mode"].get<std::string>()) << where;
+        EXPECT_EQ(got.mode_step, rec["mode_step"].get<int64_t>()) << where;
 
-      const bool smdebug_read_it = rec.contains("stats") && !rec["stats"].is_null();
-      const bool has_raw_decode = rec.contains("raw_decode") && rec["raw_decode"].contains("stats");
-      if (has_raw_decode) {
-        // smdebug could not read the value (KeyError for int16/uint16/uint32/uint64, empty
-        // tensors, a raw tensor hidden by a shape record) or read it with the wrong dtype
-        // (int8 as uint8). We read the bytes correctly: compare with the golden raw decode.
-        const json& raw = rec["raw_decode"];
-        expect_stats_equal(raw["stats"], got, where + " (raw_decode; smdebug: " +
-                                                  rec.value("error", std::string("dtype ")) + ")");
-        ++compared_raw_decode;
-        if (smdebug_read_it) {
-          // Only int8 reaches here: smdebug reports uint8 (-1 → 255); we report int8.
-          EXPECT_EQ(rec["stats"]["dtype"].get<std::string>(), "uint8") << where;
-          EXPECT_EQ(std::string(dtype_name(got.type)), "int8") << where;
+        const bool smdebug_read_it = rec.contains("stats") && !rec["stats"].is_null();
+        const bool has_raw_decode = rec.contains("raw_decode") && rec["raw_decode"].contains("stats");
+        if (has_raw_decode) {
+          // smdebug could not read the value (KeyError for int16/uint16/uint32/uint64, empty
+          // tensors, a raw tensor hidden by a shape record) or read it with the wrong dtype
+          // (int8 as uint8). We read the bytes correctly: compare with the golden raw decode.
+          const json& raw = rec["raw_decode"];
+          expect_stats_equal(raw["stats"], got, where + " (raw_decode; smdebug: " +
+                                                    rec.value("error", std::string("dtype ")) + ")");
+          ++compared_raw_decode;
+          if (smdebug_read_it) {
+            // Only int8 reaches here: smdebug reports uint8 (-1 → 255); we report int8.
+            EXPECT_EQ(rec["stats"]["dtype"].get<std::string>(), "uint8") << where;
+            EXPECT_EQ(std::string(dtype_name(got.type)), "int8") << where;
+          }
+        } else if (smdebug_read_it) {
+          expect_stats_equal(rec["stats"], got, where);
+          ++compared;
+        } else {
+          EXPECT_FALSE(got.moments.has_value()) << where << ": smdebug found no raw value";
+          EXPECT_EQ(rec["raw_saved"].get<bool>(), false) << where;
         }
-      } else if (smdebug_read_it) {
-        expect_stats_equal(rec["stats"], got, where);
-        ++compared;
-      } else {
-        EXPECT_FALSE(got.moments.has_value()) << where << ": smdebug found no raw value";
-        EXPECT_EQ(rec["raw_saved"].get<bool>(), false) << where;
-      }
 
-      if (rec.contains("saved_reductions")) {
-        std::map<std::pair<std::string, bool>, double> saved;
-        for (const auto& red : got.saved_reductions) {
-          saved[{std::string(trial::reduction_name(red.op)), red.abs}] = red.value;
+        if (rec.contains("saved_reductions")) {
+          std::map<std::pair<std::string, bool>, double> saved;
+          for (const auto& red : got.saved_reductions) {
+            saved[{std::string(trial::reduction_name(red.op)), red.abs}] = red.value;
+          }
+          for (const json& red : rec["saved_reductions"]) {
+            const auto key = std::make_pair(red["reduction"].get<std::string>(), red["abs"].get<bool>());
+            ASSERT_TRUE(saved.count(key)) << where << " reduction " << key.first;
+            // Stored as float32 by the hook: both sides are that float32 widened, bit-exact.
+            EXPECT_EQ(saved[key], json_double(red["value"])) << where << " reduction " << key.first;
+          }
+          EXPECT_EQ(saved.size(), rec["saved_reductions"].size()) << where;
         }
-        for (const json& red : rec["saved_reductions"]) {
-          const auto key = std::make_pair(red["reduction"].get<std::string>(), red["abs"].get<bool>());
-          ASSERT_TRUE(saved.count(key)) << where << " reduction " << key.first;
-          // Stored as float32 by the hook: both sides are that float32 widened, bit-exact.
-          EXPECT_EQ(saved[key], json_double(red["value"])) << where << " reduction " << key.first;
-        }
-        EXPECT_EQ(saved.size(), rec["saved_reductions"].size()) << where;
       }
     }
-  }
-  EXPECT_GT(compared + compared_raw_decode, 0) << "no statistics compared for " << name;
+    EXPECT_GT(compared + compared_raw_decode, 0) << "no statistics compared for " << name;
 
-  for (const json& entry : expected["weight_update_ratios"]) {
-    const std::string tensor = entry["tensor"].get<std::string>();
-    const int64_t step = entry["step"].get<int64_t>();
-    const std::string where = name + "/" + tensor + " update ratio at step " + std::to_string(step);
-    const auto it = ours.find({tensor, step, entry["worker"].get<std::string>()});
-    ASSERT_NE(it, ours.end()) << where;
-    ASSERT_FALSE(it->second.previous.empty()) << where;
-    const auto& cmp = it->second.previous.front();
-    EXPECT_EQ(cmp.previous_step, entry["prev_step"].get<int64_t>()) << where;
-    const double ratio = cmp.result.diff_l2() / (cmp.result.previous_l2() + report::update_ratio_epsilon);
-    const double want = json_double(entry["ratio"]);
-    if (std::isnan(want)) {
-      EXPECT_TRUE(std::isnan(ratio)) << where << ": got " << ratio;
-    } else if (std::isinf(want)) {
-      EXPECT_EQ(ratio, want) << where;
-    } else {
-      EXPECT_NEAR(ratio, want, 1e-10 * std::abs(want)) << where;
+    for (const json& entry : expected["weight_update_ratios"]) {
+      const std::string tensor = entry["tensor"].get<std::string>();
+      const int64_t step = entry["step"].get<int64_t>();
+      const std::string where = name + "/" + tensor + " update ratio at step " + std::to_string(step);
+      const auto it = ours.find({tensor, step, entry["worker"].get<std::string>()});
+      ASSERT_NE(it, ours.end()) << where;
+      ASSERT_FALSE(it->second.previous.empty()) << where;
+      const auto& cmp = it->second.previous.front();
+      EXPECT_EQ(cmp.previous_step, entry["prev_step"].get<int64_t>()) << where;
+      const double ratio = cmp.result.diff_l2() / (cmp.result.previous_l2() + report::update_ratio_epsilon);
+      const double want = json_double(entry["ratio"]);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(ratio)) << where << ": got " << ratio;
+      } else if (std::isinf(want)) {
+        EXPECT_EQ(ratio, want) << where;
+      } else {
+        EXPECT_NEAR(ratio, want, 1e-10 * std::abs(want)) << where;
+      }
     }
   }
 }

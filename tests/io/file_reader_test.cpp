@@ -3,6 +3,7 @@
 // past the end, growing files, missing paths; every failure names the path.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -122,6 +123,46 @@ TEST(file_reader, move_keeps_the_file_open) {
   ASSERT_TRUE(other->read_at(0, out).ok());
   EXPECT_EQ(out, bytes);
   std::filesystem::remove_all(dir);
+}
+
+TEST(file_reader, map_all_is_the_file_then_zero_padding_at_every_page_boundary) {
+  const auto dir = trialstat::testing::make_scratch_dir("file_reader_map");
+  // Sizes around page boundaries: the padding must be readable zeros in every case.
+  for (const std::size_t size : {std::size_t{1}, std::size_t{1000}, std::size_t{4096 - 10},
+                                 std::size_t{4096}, std::size_t{3 * 4096}, std::size_t{3 * 4096 + 1}}) {
+    SCOPED_TRACE(size);
+    const auto path = dir / ("data" + std::to_string(size) + ".bin");
+    const auto bytes = pattern(size, 3);
+    write_file(path, bytes);
+    auto file = file_reader::open(path);
+    ASSERT_TRUE(file) << file.error_status().to_string();
+    auto mapped = file->map_all();
+    ASSERT_TRUE(mapped) << mapped.error_status().to_string();
+    ASSERT_TRUE(static_cast<bool>(*mapped));
+    EXPECT_EQ(mapped->size_bytes(), size);
+    EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), mapped->data()));
+    for (std::size_t i = 0; i < record_padding_bytes; ++i) {
+      ASSERT_EQ(mapped->data()[size + i], std::byte{0}) << "padding byte " << i;
+    }
+    // Moves hand the mapping over; reset unmaps.
+    mapped_bytes moved = std::move(*mapped);
+    EXPECT_FALSE(static_cast<bool>(*mapped));
+    EXPECT_EQ(moved.data()[size - 1], bytes[size - 1]);
+    moved.reset();
+    EXPECT_FALSE(static_cast<bool>(moved));
+  }
+}
+
+TEST(file_reader, map_all_of_an_empty_file_is_padding_only) {
+  const auto dir = trialstat::testing::make_scratch_dir("file_reader_map_empty");
+  const auto path = dir / "empty.bin";
+  write_file(path, {});
+  auto file = file_reader::open(path);
+  ASSERT_TRUE(file);
+  auto mapped = file->map_all();
+  ASSERT_TRUE(mapped) << mapped.error_status().to_string();
+  EXPECT_EQ(mapped->size_bytes(), 0u);
+  EXPECT_EQ(mapped->data()[0], std::byte{0});
 }
 
 TEST(read_file, whole_file_with_zeroed_padding) {

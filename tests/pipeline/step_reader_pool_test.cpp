@@ -90,5 +90,35 @@ TEST(step_reader_pool, ExhaustedPoolFallsBackToVectors) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(step_reader_map, WholeFilesAtOrAboveTheMinimumAreMappedOthersRead) {
+  const auto dir = testing::make_scratch_dir("reader_map");
+  const auto path = write_file(dir, "f", 10000, 5);
+  auto reader = io::file_reader::open(path);
+  ASSERT_TRUE(reader);
+  const std::vector<std::pair<uint64_t, uint64_t>> whole{{0, 10000}};
+  event_file_bytes mapped, read, ranged;
+  ASSERT_TRUE(mapped.load(*reader, whole, std::size_t{1} << 30, nullptr, true, 4096));
+  ASSERT_TRUE(read.load(*reader, whole, std::size_t{1} << 30, nullptr, true, 20000));
+  expect_bytes(mapped.record(0, 10000), 10000, 5);
+  expect_bytes(read.record(0, 10000), 10000, 5);
+  EXPECT_EQ(mapped.buffer().size(), 10000 + io::record_padding_bytes);
+  for (std::size_t i = 10000; i < mapped.buffer().size(); ++i) {
+    ASSERT_EQ(mapped.buffer()[i], std::byte{0}) << "padding byte " << i;
+  }
+  // Not a copy: the mapping's pages differ from the reused vector's, and a record past the end
+  // is still cut at the file size.
+  EXPECT_NE(mapped.buffer().data(), read.buffer().data());
+  EXPECT_EQ(mapped.record(9000, 5000).size(), 1000u);
+  // Byte ranges (a file too big to read whole) are always read, never mapped.
+  const std::vector<std::pair<uint64_t, uint64_t>> ranges{{100, 300}, {8000, 1000}};
+  ASSERT_TRUE(ranged.load(*reader, ranges, 5000, nullptr, true, 0));
+  expect_bytes(ranged.record(100, 300), 300, 5, 100);
+  expect_bytes(ranged.record(8000, 1000), 1000, 5, 8000);
+  // A later load replaces the mapping.
+  ASSERT_TRUE(mapped.load(*reader, ranges, 5000, nullptr, true, 0));
+  expect_bytes(mapped.record(8000, 1000), 1000, 5, 8000);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace trialstat::pipeline::detail

@@ -18,6 +18,39 @@ namespace trialstat::io {
 /// may run past the end of the payload without touching unmapped memory (simdjson's rule).
 inline constexpr std::size_t record_padding_bytes = 64;
 
+/// @brief A read-only memory mapping of a whole file followed by at least
+/// `record_padding_bytes` zero bytes (page-granular). The bytes are the page cache's own: no
+/// copy is made. Move-only; unmapped on destruction.
+///
+/// A mapped file that another process truncates while it is mapped makes reads of the lost pages
+/// fault (SIGBUS): map only files that are not rewritten in place (smdebug appends and renames,
+/// never truncates); live readers use `file_reader::read_at` instead.
+class mapped_bytes {
+ public:
+  mapped_bytes() = default;
+  mapped_bytes(mapped_bytes&& other) noexcept;
+  mapped_bytes& operator=(mapped_bytes&& other) noexcept;
+  mapped_bytes(const mapped_bytes&) = delete;
+  mapped_bytes& operator=(const mapped_bytes&) = delete;
+  ~mapped_bytes();
+
+  /// @brief The file's bytes (`size_bytes()` of them); the padding follows `data() + size`.
+  [[nodiscard]] const std::byte* data() const noexcept { return data_; }
+  /// @brief The file size in bytes when it was mapped.
+  [[nodiscard]] std::size_t size_bytes() const noexcept { return size_bytes_; }
+  [[nodiscard]] explicit operator bool() const noexcept { return data_ != nullptr; }
+  /// @brief Unmap now (no-op when empty).
+  void reset() noexcept;
+
+ private:
+  friend class file_reader;
+  mapped_bytes(const std::byte* data, std::size_t mapped_bytes_total, std::size_t size_bytes)
+      : data_(data), mapped_total_(mapped_bytes_total), size_bytes_(size_bytes) {}
+  const std::byte* data_ = nullptr;
+  std::size_t mapped_total_ = 0;  // file pages + padding pages
+  std::size_t size_bytes_ = 0;
+};
+
 /// @brief An open local file read with pread (thread-safe: no shared cursor).
 class file_reader {
  public:
@@ -40,6 +73,11 @@ class file_reader {
   /// Errors: truncated_record when the file ends first (names path, offset and lengths);
   /// io_error when the OS read fails.
   [[nodiscard]] status read_at(uint64_t offset_bytes, std::span<std::byte> out) const;
+
+  /// @brief Map the whole file (`size_bytes()` at open time) read-only, pages populated up
+  /// front (MAP_POPULATE), followed by zeroed padding (see `mapped_bytes`). Errors: io_error
+  /// naming the path when the OS refuses the mapping (e.g. out of address space).
+  [[nodiscard]] result<mapped_bytes> map_all() const;
 
  private:
   file_reader(int fd, uint64_t size_bytes, std::filesystem::path path)

@@ -45,6 +45,12 @@ struct pipeline_options {
   stats::backend backend = stats::backend::cpu;
   /// Event files larger than this are read by byte ranges instead of whole (bytes).
   std::size_t whole_file_limit_bytes = std::size_t{1} << 30;
+  /// Whole event files of at least `map_min_bytes` are memory-mapped read-only (the page
+  /// cache's pages, no copy: `io::file_reader::map_all`) instead of read into a buffer, when the
+  /// executor stages nothing through pinned memory (the CPU backend) and the trial is not read
+  /// live (`stop_at_unfinished_records` off: a live file is read with pread). Off: always read.
+  bool map_event_files = true;
+  std::size_t map_min_bytes = std::size_t{256} << 10;
   /// Global steps [step_begin, step_end) to visit, intersected with the plan's range.
   std::optional<int64_t> step_begin;
   std::optional<int64_t> step_end;
