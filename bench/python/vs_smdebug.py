@@ -101,6 +101,13 @@ def main():
     smdebug_python = os.path.join(REPO, ".venv-smdebug", "bin", "python")
     python = sys.executable
     os.makedirs(args.work, exist_ok=True)
+    # Every process runs with numpy's OpenBLAS thread pool at one thread: its idle workers spin
+    # for a while after import and took 0.05-0.08 s of the 2 cores from every run here (neither
+    # side uses BLAS). Passive OpenMP waiting, as the Python package sets by default (see
+    # tools/python/trialstat/__init__.py): spinning workers on a busy 2-core machine made the CLI
+    # up to 15x slower.
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=os.environ.get("OPENBLAS_NUM_THREADS", "1"),
+               OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY", "PASSIVE"))
     rows = []
     for kind, target in (("256k", args.big_bytes), ("1k", args.small_bytes)):
         if args.only and kind != args.only:
@@ -108,22 +115,22 @@ def main():
         path = os.path.join(args.work, kind)
         make_trial(trainer, path, kind, target)
         size, files = trial_bytes(path)
-        _, out = run([python, os.path.join(HERE, "trialstat_stats.py"), path, args.device], path)
+        _, out = run([python, os.path.join(HERE, "trialstat_stats.py"), path, args.device], path,
+                     env=env)
         ours = json.loads(out)
-        times = {"smdebug": [], "python": [], "cli": [], "cli_bins0": []}
+        times = {"smdebug": [], "python": [], "cli": [], "cli_bins0": [], "floor": []}
         for _ in range(args.smdebug_repeat):
-            t, out = run([smdebug_python, os.path.join(HERE, "smdebug_stats.py"), path], path)
+            t, out = run([smdebug_python, os.path.join(HERE, "smdebug_stats.py"), path], path, env=env)
             check_same(json.loads(out), ours, kind)
             times["smdebug"].append(t)
         for _ in range(args.repeat):
-            t, out = run([python, os.path.join(HERE, "trialstat_stats.py"), path, args.device], path)
+            t, out = run([python, os.path.join(HERE, "trialstat_stats.py"), path, args.device], path,
+                         env=env)
             check_same(json.loads(out), ours, kind)
             times["python"].append(t)
+            t, _ = run([python, os.path.join(HERE, "read_floor.py"), path], path, env=env)
+            times["floor"].append(t)
             with open(os.devnull, "w") as devnull:
-                # Passive OpenMP waiting, as the Python package sets by default (see
-                # tools/python/trialstat/__init__.py): spinning workers on a busy 2-core
-                # machine made the CLI up to 15x slower.
-                env = dict(os.environ, OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY", "PASSIVE"))
                 t, _ = run([cli, "stats", path, "--format", "csv", "--device", args.device], path,
                            stdout=devnull, env=env)
                 times["cli"].append(t)
@@ -133,7 +140,8 @@ def main():
         med = {k: statistics.median(v) for k, v in times.items()}
         row = {"trial": kind, "bytes": size, "files": files, "values": ours["values"],
                "smdebug_s": med["smdebug"], "python_s": med["python"], "cli_s": med["cli"],
-               "cli_bins0_s": med["cli_bins0"],
+               "cli_bins0_s": med["cli_bins0"], "floor_s": med["floor"],
+               "speedup_ceiling": med["smdebug"] / med["floor"],
                "speedup_python": med["smdebug"] / med["python"],
                "speedup_cli": med["smdebug"] / med["cli"],
                "speedup_cli_bins0": med["smdebug"] / med["cli_bins0"], "runs": times}
@@ -156,17 +164,21 @@ def write_results(args, rows):
              "answers are checked equal before timing counts. smdebug: `value()` + numpy per "
              "tensor; python: `trialstat.create_trial(path).stats()` (dict of numpy arrays); CLI: "
              "`trialstat stats --format csv > /dev/null` (also 64-bin histograms and CSV text), "
-             "run with `OMP_WAIT_POLICY=PASSIVE` like the Python package. Whole-process times "
-             "include interpreter start-up and imports (numpy ≈ 0.1–0.3 s here; smdebug's "
-             "imports ≈ 1.5 s).", "",
+             "run with `OMP_WAIT_POLICY=PASSIVE` like the Python package; every process with "
+             "`OPENBLAS_NUM_THREADS=1`. Whole-process times include interpreter start-up and "
+             "imports (numpy ≈ 0.06–0.1 s here; smdebug's imports ≈ 1.5 s). *Floor*: a Python "
+             "process that imports numpy and trialstat and reads every event-file byte once "
+             "(bench/python/read_floor.py), nothing else — smdebug's time over it is the "
+             "*ceiling*, the most any Python library could gain here.", "",
              "| trial | size | tensors×steps | smdebug + numpy | trialstat Python | speed-up | "
-             "CLI | speed-up | CLI `--bins 0 --no-reductions` | speed-up |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "CLI | speed-up | CLI `--bins 0 --no-reductions` | speed-up | floor | ceiling |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['trial']} tensors | {r['bytes'] / 1e9:.2f} GB, {r['files']} files | "
                      f"{r['values']} | {r['smdebug_s']:.2f} s | {r['python_s']:.3f} s | "
                      f"{r['speedup_python']:.1f}× | {r['cli_s']:.3f} s | {r['speedup_cli']:.1f}× | "
-                     f"{r['cli_bins0_s']:.3f} s | {r['speedup_cli_bins0']:.1f}× |")
+                     f"{r['cli_bins0_s']:.3f} s | {r['speedup_cli_bins0']:.1f}× | "
+                     f"{r['floor_s']:.3f} s | {r['speedup_ceiling']:.1f}× |")
     lines += ["", "Reproduce: `scripts/setup.sh && .venv/bin/python bench/python/vs_smdebug.py` "
               "(writes the trials under /tmp/trialstat-bench first; "
               f"`--big-bytes {args.big_bytes} --small-bytes {args.small_bytes}`).", END]
@@ -178,7 +190,7 @@ def write_results(args, rows):
     if BEGIN in text and END in text:
         head, rest = text.split(BEGIN, 1)
         tail = rest.split(END, 1)[1].lstrip("\n")
-        text = head + section + tail
+        text = head + section + "\n" + tail
     else:
         if not text:
             text = "# Benchmark results\n\n"
