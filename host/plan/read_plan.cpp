@@ -78,6 +78,7 @@ void tensor_request::merge(const tensor_request& other) {
   moments = moments || other.moments;
   histogram_bins = std::max(histogram_bins, other.histogram_bins);
   history_depth = std::max(history_depth, other.history_depth);
+  log_histogram = log_histogram || other.log_histogram;
   saved_reductions = saved_reductions || other.saved_reductions;
   keep_values = keep_values || other.keep_values;
   union_doubles(percentiles, other.percentiles);

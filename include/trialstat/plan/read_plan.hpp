@@ -19,6 +19,10 @@ namespace trialstat::plan {
 struct tensor_request {
   bool moments = true;                 ///< the fused moments record (raw tensor needed)
   int histogram_bins = 0;              ///< > 0: a histogram with this many bins
+  /// The fixed log-scale histogram (stats/log_histogram.hpp: the same 1548 bins for every
+  /// tensor and step, NaN/±Inf/out-of-range counted beside the bins). Record:
+  /// `statistics_record::log_histogram`. `trialstat stats --log-hist`.
+  bool log_histogram = false;
   /// > 0: pairwise statistics against each of the last `history_depth` saved steps of the same
   /// tensor and worker (the pipeline keeps that many previous copies).
   int history_depth = 0;
@@ -44,9 +48,10 @@ struct tensor_request {
   void merge(const tensor_request& other);
 
   /// @brief Whether anything requested needs the raw tensor decoded (moments, histogram,
-  /// history, axis-0 counts, percentiles, equality counts, channel sums or kept values).
+  /// log-scale histogram, history, axis-0 counts, percentiles, equality counts, channel sums or
+  /// kept values).
   [[nodiscard]] bool needs_raw() const noexcept {
-    return moments || histogram_bins > 0 || history_depth > 0 || !axis0.empty() ||
+    return moments || histogram_bins > 0 || log_histogram || history_depth > 0 || !axis0.empty() ||
            !percentiles.empty() || !equal_values.empty() || !channel_axes.empty() || keep_values;
   }
 };

@@ -14,6 +14,7 @@
 #include "trialstat/stats/axis_counts.hpp"
 #include "trialstat/stats/channel_sums.hpp"
 #include "trialstat/stats/histogram.hpp"
+#include "trialstat/stats/log_histogram.hpp"
 #include "trialstat/stats/moments.hpp"
 #include "trialstat/stats/pairwise.hpp"
 #include "trialstat/tensor_view.hpp"
@@ -67,6 +68,11 @@ struct statistics_record {
 
   std::optional<stats::moments> moments;
   std::optional<stats::histogram> histogram;
+  /// `tensor_request::log_histogram`: counts over the fixed 1548 log-scale bins
+  /// (stats/log_histogram.hpp; `counts` has log_histogram_bins entries), NaN, ±Inf and finite
+  /// values beyond ±9.92e19 counted beside the bins. Absent when not requested or when the raw
+  /// tensor is unusable (`raw_status`). Identical on every backend.
+  std::optional<stats::log_histogram> log_histogram;
   std::optional<double> scalar;                      ///< the value when num_elements == 1
   std::vector<previous_comparison> previous;         ///< most recent previous step first
   std::vector<stats::axis0_counts> axis0;            ///< parallel to the request's predicates
