@@ -14,6 +14,7 @@
 #include "trialstat/pipeline/statistics_executor.hpp"
 #include "trialstat/stats/axis_counts.hpp"
 #include "trialstat/stats/histogram.hpp"
+#include "trialstat/stats/log_histogram.hpp"
 #include "trialstat/stats/moments.hpp"
 #include "trialstat/stats/pairwise.hpp"
 
@@ -50,6 +51,7 @@ class cpu_executor final : public statistics_executor {
       if (record.num_elements == 1) record.scalar = scalar_from_moments(moments_[i]);
     }
     TRIALSTAT_RETURN_IF_ERROR(compute_histograms(batch));
+    TRIALSTAT_RETURN_IF_ERROR(compute_log_histograms(batch));
     for (std::size_t i = 0; i < n; ++i) {
       plan::statistics_record& record = *batch.records[i];
       const plan::tensor_request& request = *requests_[i];
@@ -94,6 +96,26 @@ class cpu_executor final : public statistics_executor {
       for (std::size_t i = 0; i < hist_records_.size(); ++i) {
         hist_records_[i]->histogram = std::move(histograms_[i]);
       }
+    }
+    return status::success();
+  }
+
+  /// The fixed log-scale histograms of every segment whose request asks for them, in one call.
+  status compute_log_histograms(const tensor_batch& batch) {
+    const std::size_t n = batch.segments.size();
+    hist_segments_.clear();
+    hist_records_.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!requests_[i]->log_histogram) continue;
+      hist_segments_.push_back(batch.segments[i]);
+      hist_records_.push_back(batch.records[i]);
+    }
+    if (hist_segments_.empty()) return status::success();
+    log_histograms_.resize(hist_segments_.size());
+    TRIALSTAT_RETURN_IF_ERROR(stats::compute_log_histograms(batch.base, hist_segments_,
+                                                            log_histograms_, stats::backend::cpu));
+    for (std::size_t i = 0; i < hist_records_.size(); ++i) {
+      hist_records_[i]->log_histogram = std::move(log_histograms_[i]);
     }
     return status::success();
   }
@@ -153,6 +175,7 @@ class cpu_executor final : public statistics_executor {
   std::vector<stats::moments> hist_moments_;
   std::vector<plan::statistics_record*> hist_records_;
   std::vector<stats::histogram> histograms_;
+  std::vector<stats::log_histogram> log_histograms_;
   std::vector<int> done_bins_;
   std::unordered_map<uint64_t, std::deque<snapshot>> history_;
 };

@@ -20,11 +20,14 @@
 #include "kernels/common/cpu_validate.hpp"
 #include "kernels/histogram/histogram_cuda.hpp"
 #include "kernels/histogram/histogram_op.hpp"
+#include "kernels/log_histogram/log_histogram_cuda.hpp"
+#include "kernels/log_histogram/log_histogram_op.hpp"
 #include "kernels/moments/moments_cuda.hpp"
 #include "kernels/pairwise/pairwise_cuda.hpp"
 #include "trialstat/detail/cuda_check.hpp"
 #include "trialstat/dtype.hpp"
 #include "trialstat/memory/pinned_pool.hpp"
+#include "trialstat/stats/log_histogram.hpp"
 #include "trialstat/stats/moments.hpp"
 
 namespace trialstat::pipeline {
@@ -41,6 +44,7 @@ constexpr std::size_t default_max_segments = 16384;
 constexpr uint64_t copy_tile_bytes = uint64_t{64} << 10;
 constexpr std::size_t block_align = 256;
 constexpr int copy_threads = 256;
+constexpr auto log_cells = static_cast<std::size_t>(kernels::log_histogram_num_cells);
 
 std::size_t align_up(std::size_t n, std::size_t a = block_align) { return (n + a - 1) / a * a; }
 
@@ -163,6 +167,8 @@ struct segment_work {
   uint32_t num_params = 0;     // allclose parameter sets (≥ 1 with history)
   uint32_t pair_first = 0;     // into pair_acc_: compare_count × num_params
   uint32_t hist_first = 0;     // into hist_acc_ (split segments with histograms)
+  bool log_hist = false;       // fixed log-scale histogram requested
+  uint64_t log_first = 0;      // into log_acc_ (log_cells cells, the pieces' counts added)
   stats::moments merged;       // split segments: merge of the pieces
 };
 
@@ -229,10 +235,13 @@ struct lane {
   std::vector<pair_entry> pairs_scratch;
   std::vector<pair_run> pair_runs;
   std::vector<copy_job> copies;
+  std::vector<uint32_t> log_positions;  // pass 1: table positions with log-scale histograms
+  int64_t log_total_elements = 0;
   // Layout (bytes from the scratch / results base).
   std::size_t tab_segments = 0, tab_moments = 0, tab_prev = 0, tab_cur = 0, tab_copies = 0;
+  std::size_t tab_log = 0;
   std::size_t tables_bytes = 0;
-  std::size_t res_moments = 0, res_hist = 0, res_axis0 = 0, res_pairs = 0;
+  std::size_t res_moments = 0, res_hist = 0, res_axis0 = 0, res_pairs = 0, res_log = 0;
   std::size_t results_bytes = 0;
   std::size_t workspace_offset = 0, workspace_bytes = 0;
 };
@@ -307,6 +316,7 @@ class cuda_executor final : public statistics_executor {
     compares_.clear();
     pair_acc_.clear();
     hist_acc_.clear();
+    log_acc_.clear();
     keys_seen_.clear();
     arena_copied_ = arena_used_;  // slots planned by earlier batches hold kept copies
     const uint64_t piece_limit = detail::max_piece_bytes(limits_);
@@ -328,6 +338,12 @@ class cuda_executor final : public statistics_executor {
                       "compute_histograms: bins must be in [1, 2^24], got " + std::to_string(w.bins));
       }
       if (w.split) counters_.split_segments += 1;
+      if (w.request->log_histogram) {
+        // Every piece (whole or split) is counted in pass 1; the pieces' cells add up here.
+        w.log_hist = true;
+        w.log_first = log_acc_.size();
+        log_acc_.resize(log_acc_.size() + log_cells, 0);
+      }
       if (w.split && w.bins > 0) {
         w.hist_first = static_cast<uint32_t>(hist_acc_.size());
         hist_acc_.resize(hist_acc_.size() + static_cast<std::size_t>(w.bins), 0);
@@ -427,6 +443,7 @@ class cuda_executor final : public statistics_executor {
     uint64_t bytes = sizeof(stats::moments) + 64;
     if (w.bins > 0 && (pass == 2 || p.whole())) bytes += static_cast<uint64_t>(w.bins) * 8;
     if (pass == 1) {
+      if (w.log_hist) bytes += log_cells * 8 + sizeof(stats::segment);
       if (!w.request->axis0.empty()) {
         const uint64_t nodes = p.whole() ? static_cast<uint64_t>(w.axis0_nodes)
                                          : std::min<uint64_t>(static_cast<uint64_t>(w.axis0_nodes),
@@ -479,7 +496,7 @@ class cuda_executor final : public statistics_executor {
       counters_.second_pass_groups += static_cast<int64_t>(groups2_.size());
       TRIALSTAT_RETURN_IF_ERROR(run_pass(2, batch, pieces2_, groups2_));
     }
-    finish_records();
+    TRIALSTAT_RETURN_IF_ERROR(finish_records());
     // The rule statistics without a place in the fused launches (percentiles, equality counts,
     // channel sums, kept values): per tensor from its host bytes, on this backend, as the CPU
     // executor does at the same point.
@@ -521,6 +538,8 @@ class cuda_executor final : public statistics_executor {
     l.pairs.clear();
     l.pair_runs.clear();
     l.copies.clear();
+    l.log_positions.clear();
+    l.log_total_elements = 0;
     const auto device_offset = [&](const batch_piece& p) { return p.offset_bytes - group.host_begin; };
     const auto piece_bins = [&](const batch_piece& p) {
       const segment_work& w = seg_[p.segment];
@@ -558,6 +577,13 @@ class cuda_executor final : public statistics_executor {
 
     uint64_t axis0_cells = 0;
     if (pass == 1) {
+      // Log-scale histograms: their own segment table (a subset of the group's, in table order).
+      for (std::size_t i = 0; i < n; ++i) {
+        const batch_piece& p = pieces[l.order[i]];
+        if (!seg_[p.segment].log_hist) continue;
+        l.log_positions.push_back(static_cast<uint32_t>(i));
+        l.log_total_elements += p.element_count;
+      }
       for (uint32_t index : l.order) {
         const batch_piece& p = pieces[index];
         const segment_work& w = seg_[p.segment];
@@ -633,6 +659,8 @@ class cuda_executor final : public statistics_executor {
     l.tab_prev = take(np * sizeof(stats::segment));
     l.tab_cur = take(np * sizeof(stats::segment));
     l.tab_copies = take(l.copies.size() * sizeof(copy_job));
+    const std::size_t nlog = l.log_positions.size();
+    l.tab_log = take(nlog * sizeof(stats::segment));
     l.tables_bytes = at;
     std::size_t r = 0;
     const auto take_result = [&](std::size_t bytes) {
@@ -644,6 +672,7 @@ class cuda_executor final : public statistics_executor {
     l.res_hist = take_result(hist_cells * sizeof(int64_t));
     l.res_axis0 = take_result(axis0_cells * sizeof(int64_t));
     l.res_pairs = take_result(np * sizeof(stats::pairwise));
+    l.res_log = take_result(nlog * log_cells * sizeof(int64_t));
     l.results_bytes = r;
 
     // Workspace: the largest any launch of the group asks for (they run one after another).
@@ -664,6 +693,11 @@ class cuda_executor final : public statistics_executor {
       const kernels::device_batch sub{nullptr, nullptr, run.count, run.total_elements};
       TRIALSTAT_RETURN_IF_ERROR(
           kernels::launch_pairwise(sub, sub, run.params, nullptr, nullptr, &asked, l.stream));
+      workspace = std::max(workspace, asked);
+    }
+    if (nlog > 0) {
+      const kernels::device_batch sub{nullptr, nullptr, static_cast<int64_t>(nlog), l.log_total_elements};
+      TRIALSTAT_RETURN_IF_ERROR(kernels::launch_log_histograms(sub, nullptr, nullptr, &asked, l.stream));
       workspace = std::max(workspace, asked);
     }
     l.workspace_offset = align_up(l.tables_bytes + l.results_bytes);
@@ -693,6 +727,8 @@ class cuda_executor final : public statistics_executor {
     if (!l.copies.empty()) {
       std::memcpy(h + l.tab_copies, l.copies.data(), l.copies.size() * sizeof(copy_job));
     }
+    auto* log_segments = reinterpret_cast<stats::segment*>(h + l.tab_log);
+    for (std::size_t k = 0; k < nlog; ++k) log_segments[k] = segments[l.log_positions[k]];
     return status::success();
   }
 
@@ -773,6 +809,15 @@ class cuda_executor final : public statistics_executor {
                                                          d_pairs + run.first, workspace,
                                                          &workspace_bytes, stream));
     }
+    if (!l.log_positions.empty()) {
+      const kernels::device_batch sub{l.d_input.get(),
+                                      reinterpret_cast<const stats::segment*>(scratch + l.tab_log),
+                                      static_cast<int64_t>(l.log_positions.size()),
+                                      l.log_total_elements};
+      workspace_bytes = l.workspace_bytes;
+      TRIALSTAT_RETURN_IF_ERROR(kernels::launch_log_histograms(
+          sub, reinterpret_cast<int64_t*>(results + l.res_log), workspace, &workspace_bytes, stream));
+    }
     if (!l.copies.empty()) {
       // After the pairwise launches on this stream: a recycled slot is read before it is rewritten.
       const auto jobs = static_cast<int64_t>(l.copies.size());
@@ -809,7 +854,13 @@ class cuda_executor final : public statistics_executor {
     const auto* hist = reinterpret_cast<const int64_t*>(h + l.res_hist);
     const auto* axis0 = reinterpret_cast<const int64_t*>(h + l.res_axis0);
     const auto* pairs = reinterpret_cast<const stats::pairwise*>(h + l.res_pairs);
+    const auto* log_counts = reinterpret_cast<const int64_t*>(h + l.res_log);
     if (l.pass == 1) {
+      for (std::size_t k = 0; k < l.log_positions.size(); ++k) {
+        const segment_work& w = seg_[pieces[l.order[l.log_positions[k]]].segment];
+        detail::add_counts(std::span<int64_t>(log_acc_).subspan(w.log_first, log_cells),
+                           {log_counts + k * log_cells, log_cells});
+      }
       for (std::size_t i = 0; i < l.order.size(); ++i) {
         const batch_piece& p = pieces[l.order[i]];
         segment_work& w = seg_[p.segment];
@@ -870,7 +921,30 @@ class cuda_executor final : public statistics_executor {
     record.histogram = std::move(h);
   }
 
-  void finish_records() {
+  /// The record's log-scale histogram from its cells (log_histogram_op.hpp layout), as
+  /// stats::compute_log_histograms fills it. A negative cell is a kernel's poison (its
+  /// workspace was sized for fewer elements): an error, never a wrong count.
+  static status set_log_histogram(plan::statistics_record& record, const int64_t* cells) {
+    for (std::size_t c = 0; c < log_cells; ++c) {
+      if (cells[c] < 0) {
+        return status(error_code::cuda_error,
+                      "cuda executor: log-scale histogram of tensor " + std::to_string(record.tensor) +
+                          " at step " + std::to_string(record.step) +
+                          " came back poisoned (workspace smaller than the batch)");
+      }
+    }
+    stats::log_histogram h;
+    h.counts.assign(cells, cells + kernels::log_histogram_num_bins);
+    h.nan_count = cells[kernels::log_cell_nan];
+    h.pos_inf_count = cells[kernels::log_cell_pos_inf];
+    h.neg_inf_count = cells[kernels::log_cell_neg_inf];
+    h.below_count = cells[kernels::log_cell_below];
+    h.above_count = cells[kernels::log_cell_above];
+    record.log_histogram = std::move(h);
+    return status::success();
+  }
+
+  status finish_records() {
     for (segment_work& w : seg_) {
       plan::statistics_record& record = *w.record;
       if (w.split) {
@@ -878,6 +952,7 @@ class cuda_executor final : public statistics_executor {
         if (record.num_elements == 1) record.scalar = scalar_from_moments(w.merged);
         if (w.bins > 0) set_histogram(record, w.merged, w.bins, hist_acc_.data() + w.hist_first);
       }
+      if (w.log_hist) TRIALSTAT_RETURN_IF_ERROR(set_log_histogram(record, log_acc_.data() + w.log_first));
       if (!w.has_history) continue;
       record.previous.clear();
       for (uint32_t c = 0; c < w.compare_count; ++c) {
@@ -893,6 +968,7 @@ class cuda_executor final : public statistics_executor {
         }
       }
     }
+    return status::success();
   }
 
   /// After an error: wait for both streams (their copies may read the caller's buffers) and
@@ -918,6 +994,7 @@ class cuda_executor final : public statistics_executor {
   std::vector<comparison_plan> compares_;
   std::vector<stats::pairwise> pair_acc_;
   std::vector<int64_t> hist_acc_;
+  std::vector<int64_t> log_acc_;  // [segments with log-scale histograms × log_cells]
   std::vector<uint64_t> keys_seen_;
   std::vector<batch_piece> pieces_, pieces2_;
   std::vector<piece_group> groups_, groups2_;

@@ -9,14 +9,16 @@
 //    into groups (host byte span ≤ the input buffer, ≤ max_segments_per_launch pieces); group k
 //    runs on stream k % 2: host→device copy of its byte span (straight from pinned memory, or
 //    through a staging buffer that returns to the pool when an event after the copy completes),
-//    one moments launch, one histogram launch per bin count, axis-0 counts, one pairwise launch
+//    one moments launch, one histogram launch per bin count, one log-scale histogram launch
+//    (over its own table of the group's pieces that asked for it), axis-0 counts, one pairwise launch
 //    per allclose parameter set against the previous copies kept in the arena, one kernel that
 //    copies this step's pieces into the arena, and one device→host copy of all results. While
 //    stream A copies and computes group k the host stages group k+1 onto stream B;
 //  - split segments: moments of the pieces merge (Chan); a histogram needs the merged
 //    [min, max], so a second pass re-copies those segments' pieces from host memory and counts
-//    them against the merged range (counts add); axis-0 counts and pairwise results of pieces
-//    add exactly / merge;
+//    them against the merged range (counts add); log-scale histograms (fixed edges) are counted
+//    per piece in the first pass and add; axis-0 counts and pairwise results of pieces add
+//    exactly / merge;
 //  - the rule statistics that have no place in these launches (percentiles, equality counts,
 //    channel sums, kept values: detail::compute_rule_statistics) run per tensor afterwards from
 //    the batch's host bytes with backend::cuda, exactly where the CPU executor runs them;
