@@ -33,11 +33,37 @@ std::vector<std::string> shared_trial_names() {
   return names;
 }
 
+namespace {
+
+/// This process's folder of scratch folders, removed when the process exits normally (unless
+/// TRIALSTAT_KEEP_TEST_DIRS is set, to look at what a test wrote). A forked child that exits
+/// leaves it alone: only the process that created it removes it.
+const std::filesystem::path& scratch_root() {
+  // Never destroyed: the exit handler below runs after static destructors would have.
+  static const pid_t owner = ::getpid();
+  static const std::filesystem::path* root = [] {
+    auto* dir = new std::filesystem::path(std::filesystem::temp_directory_path() /
+                                          ("trialstat_test_" + std::to_string(::getpid())));
+    std::filesystem::remove_all(*dir);
+    std::filesystem::create_directories(*dir);
+    const char* keep = std::getenv("TRIALSTAT_KEEP_TEST_DIRS");
+    if (keep == nullptr || *keep == '\0') {
+      std::atexit([] {
+        if (::getpid() != owner) return;
+        std::error_code ec;
+        std::filesystem::remove_all(*root, ec);
+      });
+    }
+    return dir;
+  }();
+  return *root;
+}
+
+}  // namespace
+
 std::filesystem::path make_scratch_dir(const std::string& label) {
   static std::atomic<int> counter{0};
-  auto dir = std::filesystem::temp_directory_path() /
-             ("trialstat_test_" + label + "_" + std::to_string(::getpid()) + "_" +
-              std::to_string(counter++));
+  auto dir = scratch_root() / (label + "_" + std::to_string(counter++));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

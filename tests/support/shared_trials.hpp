@@ -18,7 +18,9 @@ std::optional<std::filesystem::path> shared_trials_dir();
 /// @brief Names of the golden trials (folders with a sibling <name>.expected.json), sorted.
 std::vector<std::string> shared_trial_names();
 
-/// @brief A fresh, empty scratch folder under the system temp dir, unique per call.
+/// @brief A fresh, empty scratch folder, unique per call, inside this process's
+/// `<temp>/trialstat_test_<pid>/`, which is removed when the process exits normally (set
+/// TRIALSTAT_KEEP_TEST_DIRS=1 to keep it).
 std::filesystem::path make_scratch_dir(const std::string& label);
 
 }  // namespace trialstat::testing
