@@ -148,6 +148,12 @@ class json_writer final : public writer_base {
     std::size_t bound = 1024 + tensor.size() + worker.size() + 21 * r.shape.size() +
                         110 * r.saved_reductions.size() + error_text_.size();
     if (r.histogram) bound += 128 + 21 * r.histogram->counts.size();
+    if (r.log_histogram) {
+      // Fixed text and five counts, then ≤ 28 characters per non-empty bin ("[1547,<int64>],").
+      std::size_t nonzero = 0;
+      for (const int64_t c : r.log_histogram->counts) nonzero += c != 0 ? 1 : 0;
+      bound += 256 + 28 * nonzero;
+    }
     const std::size_t start = buf_.size();
     buf_.resize(start + bound);
     cursor_ = buf_.data() + start;
@@ -217,6 +223,7 @@ class json_writer final : public writer_base {
         literal("null");
       }
     }
+    if (const auto& lh = r.log_histogram) write_log_histogram(*lh);
     int64_t prev_step = 0;
     if (const auto ratio = update_ratio(r, &prev_step)) {
       literal(",\"update_ratio\":{\"prev_step\":");
@@ -243,6 +250,35 @@ class json_writer final : public writer_base {
     }
     literal("}\n");
     buf_.resize(static_cast<std::size_t>(cursor_ - buf_.data()));
+  }
+
+  /// `,"log_hist":{"bins":1548,"nonzero":[[bin,count],...],"nan":n,"pos_inf":n,"neg_inf":n,
+  /// "below":n,"above":n}` — only the non-empty bins, ascending (statistics_writer.hpp).
+  void write_log_histogram(const stats::log_histogram& h) {
+    literal(",\"log_hist\":{\"bins\":");
+    integer(static_cast<int64_t>(h.counts.size()));
+    literal(",\"nonzero\":[");
+    bool first = true;
+    for (std::size_t i = 0; i < h.counts.size(); ++i) {
+      if (h.counts[i] == 0) continue;
+      literal(first ? "[" : ",[");
+      first = false;
+      integer(static_cast<int64_t>(i));
+      literal(",");
+      integer(h.counts[i]);
+      literal("]");
+    }
+    literal("],\"nan\":");
+    integer(h.nan_count);
+    literal(",\"pos_inf\":");
+    integer(h.pos_inf_count);
+    literal(",\"neg_inf\":");
+    integer(h.neg_inf_count);
+    literal(",\"below\":");
+    integer(h.below_count);
+    literal(",\"above\":");
+    integer(h.above_count);
+    literal("}");
   }
 
   char* cursor_ = nullptr;

@@ -108,6 +108,47 @@ row = json.loads(open(sys.argv[1]).readline())
 assert len(row["saved_reductions"]) == 13 and "no raw value" in row["error"], row
 PY
 
+  # --- stats --log-hist: the fixed log-scale histogram, JSON key log_hist (sparse) -----------------
+  check "no log_hist key unless --log-hist is given" bash -c "! grep -q log_hist '$work/stats_json.out'"
+  run stats_log_hist 0 "$bin" stats "$golden/dtypes" --format json --log-hist
+  check "log_hist: 1548 bins, counts beside the bins equal the NaN/Inf counts, extremes in the end bins" \
+      py "$work/stats_log_hist.out" "$golden/dtypes.expected.json" <<'PY'
+import json, sys
+pos = []
+v = 1e-12
+while v < 1e20:  # smdebug _get_default_bins (float64 products)
+    pos.append(v)
+    v *= 1.1
+edges = [-x for x in reversed(pos)] + [0.0] + pos
+assert len(edges) == 1549
+rows = [json.loads(line) for line in open(sys.argv[1])]
+expected = json.load(open(sys.argv[2]))
+want = {(t, r["step"]): r["stats"] for t, b in expected["tensors"].items() for r in b["records"]}
+checked = nonfinite = 0
+for row in rows:
+    if "error" in row:
+        assert "log_hist" not in row, row
+        continue
+    h = row["log_hist"]
+    assert set(h) == {"bins", "nonzero", "nan", "pos_inf", "neg_inf", "below", "above"}, h.keys()
+    assert h["bins"] == 1548
+    bins = [b for b, c in h["nonzero"]]
+    assert bins == sorted(set(bins)) and all(c > 0 for b, c in h["nonzero"]), h["nonzero"]
+    extra = h["nan"] + h["pos_inf"] + h["neg_inf"] + h["below"] + h["above"]
+    assert sum(c for b, c in h["nonzero"]) + extra == row["numel"], row
+    assert (h["nan"], h["pos_inf"], h["neg_inf"]) == (row["nan_count"], row["pos_inf_count"], row["neg_inf_count"])
+    nonfinite += h["nan"] + h["pos_inf"] + h["neg_inf"]
+    s = want.get((row["tensor"], row["step"]))
+    if row["min"] is not None and s and s.get("dtype") == row["dtype"]:
+        first, last = bins[0], bins[-1]
+        assert edges[first] <= s["min"] < edges[first + 1], (row["tensor"], first, s["min"])
+        assert edges[last] <= s["max"] and (s["max"] < edges[last + 1] or last == 1547), (row["tensor"], last, s["max"])
+        checked += 1
+assert checked >= 20 and nonfinite > 0, (checked, nonfinite)
+PY
+  run log_hist_csv 2 "$bin" stats "$golden/dtypes" --format csv --log-hist
+  check "--log-hist with csv is refused, naming the flag" contains log_hist_csv.err "--log-hist"
+
   # --- rules on the golden pathologies -------------------------------------------------------------
   run rules_exploding 1 "$bin" rules "$golden/exploding" --rule ExplodingTensor --format json
   check "ExplodingTensor: first finding at step 17 on the loss (+Inf)" py "$work/rules_exploding.out" <<'PY'

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `trialstat stats TRIAL`: one row per (tensor, step, worker) with the statistics of
-// ../shared/trials/README.md, the weight-update ratio for `weights`/`biases`, saved reductions.
+// ../shared/trials/README.md, the weight-update ratio for `weights`/`biases`, saved reductions,
+// and with --log-hist the fixed log-scale histogram (JSON key `log_hist`).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -23,12 +24,18 @@ struct stats_options {
   int64_t pinned_mb = 256;  // --pinned-mb: CUDA staging memory
   int bins = stats::default_histogram_bins;
   bool no_reductions = false;
+  bool log_hist = false;  // --log-hist: fixed log-scale histograms (JSON only)
 };
 
 int run_stats(const stats_options& o) {
   auto format = report::parse_output_format(o.format);
   if (!format) return report_error(format.error_status());
   if (o.bins < 0) return report_error(status(error_code::invalid_argument, "--bins must be >= 0"));
+  if (o.log_hist && *format != report::output_format::json) {
+    // 1548 bins fit no table or CSV column: refuse rather than drop them silently.
+    return report_error(status(error_code::invalid_argument,
+                               "--log-hist is written only with --format json (key \"log_hist\")"));
+  }
   auto options = make_pipeline_options(o.device);
   if (!options) return report_error(options.error_status());
   if (o.pinned_mb < 1 || o.pinned_mb > (int64_t{1} << 20)) {
@@ -58,6 +65,7 @@ int run_stats(const stats_options& o) {
     plan::tensor_request request;
     request.moments = true;
     request.histogram_bins = o.bins;
+    request.log_histogram = o.log_hist;
     request.saved_reductions = !o.no_reductions;
     // The weight-update ratio (README "update_ratio") compares with the previous saved step.
     if (trial.in_collection(id, "weights") || trial.in_collection(id, "biases")) {
@@ -95,6 +103,9 @@ void add_stats_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--steps", o->steps, "Global steps A:B (half-open), A:, :B or A");
   cmd->add_option("--format", o->format, "table, csv or json (JSON Lines)")->capture_default_str();
   cmd->add_option("--bins", o->bins, "Histogram bins (0 = no histograms)")->capture_default_str();
+  cmd->add_flag("--log-hist", o->log_hist,
+                "Also the fixed log-scale histogram (1548 bins, the same for every tensor and step; "
+                "JSON key log_hist, --format json only)");
   cmd->add_flag("--no-reductions", o->no_reductions, "Do not read saved smdebug reductions");
   cmd->add_option("--device", o->device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
   cmd->add_option("--pinned-mb", o->pinned_mb,

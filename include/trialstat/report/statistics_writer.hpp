@@ -8,7 +8,14 @@
 /// std, sum, l1, l2, linf, mean_abs, hist: {bins, lo, hi, counts[, degenerate]}` — statistics
 /// over finite values, `null` when there are none. Optional: `update_ratio: {prev_step, ratio}`
 /// (‖W_s − W_prev‖₂ / (‖W_prev‖₂ + 1e-9), non-finite as "NaN"/"Infinity"/"-Infinity"),
-/// `saved_reductions: [{reduction, abs, value}]`, and `error` when the raw value was unusable.
+/// `saved_reductions: [{reduction, abs, value}]`, `log_hist` (only when the record carries a
+/// fixed log-scale histogram, `tensor_request::log_histogram`, `trialstat stats --log-hist`):
+/// `{bins: 1548, nonzero: [[bin, count], ...], nan, pos_inf, neg_inf, below, above}` — the
+/// non-empty bins only, ascending by bin index; bin i = [edge[i], edge[i+1]) of
+/// stats::log_histogram_edges() (edge[774] = 0, the last bin closed); `below`/`above` count
+/// finite values beyond ±9.92e19; Σ counts + the five extra counts = numel. The table and CSV
+/// formats do not carry log-scale histograms (1548 bins fit no column): use JSON. And `error`
+/// when the raw value was unusable.
 #pragma once
 
 #include <cstdio>
