@@ -103,11 +103,8 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     # Every process runs with numpy's OpenBLAS thread pool at one thread: its idle workers spin
     # for a while after import and took 0.05-0.08 s of the 2 cores from every run here (neither
-    # side uses BLAS). Passive OpenMP waiting, as the Python package sets by default (see
-    # tools/python/trialstat/__init__.py): spinning workers on a busy 2-core machine made the CLI
-    # up to 15x slower.
-    env = dict(os.environ, OPENBLAS_NUM_THREADS=os.environ.get("OPENBLAS_NUM_THREADS", "1"),
-               OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY", "PASSIVE"))
+    # side uses BLAS).
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=os.environ.get("OPENBLAS_NUM_THREADS", "1"))
     rows = []
     for kind, target in (("256k", args.big_bytes), ("1k", args.small_bytes)):
         if args.only and kind != args.only:
@@ -164,8 +161,7 @@ def write_results(args, rows):
              "answers are checked equal before timing counts. smdebug: `value()` + numpy per "
              "tensor; python: `trialstat.create_trial(path).stats()` (dict of numpy arrays); CLI: "
              "`trialstat stats --format csv > /dev/null` (also 64-bin histograms and CSV text), "
-             "run with `OMP_WAIT_POLICY=PASSIVE` like the Python package; every process with "
-             "`OPENBLAS_NUM_THREADS=1`. Whole-process times include interpreter start-up and "
+             "every process with `OPENBLAS_NUM_THREADS=1`. Whole-process times include interpreter start-up and "
              "imports (numpy ≈ 0.06–0.1 s here; smdebug's imports ≈ 1.5 s). *Floor*: a Python "
              "process that imports numpy and trialstat and reads every event-file byte once "
              "(bench/python/read_floor.py), nothing else — smdebug's time over it is the "

@@ -6,14 +6,10 @@
 // (timeout / interrupted).
 #include <fmt/format.h>
 
-#include <unistd.h>
-
 #include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <memory>
 
 #include "tools/trialstat/commands.hpp"
@@ -109,36 +105,7 @@ class text_printer {
   std::optional<live::step_completeness> shown_;
 };
 
-/// The watcher sits idle between polls, next to the training job it watches: its OpenMP threads
-/// must sleep at the end of a parallel region, not spin (with libgomp's default spinning, 2/3 of
-/// the watcher's CPU time went to spinning threads and its p99 latency rose 15x on a loaded
-/// 2-core machine). libgomp reads OMP_WAIT_POLICY only when it loads, so when the user did not
-/// choose a policy, set PASSIVE and execute ourselves again, once. On failure, go on as we are.
-void ensure_passive_openmp() {
-#if defined(__linux__)
-  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (all.empty()) return;
-  std::vector<std::string> args;
-  for (std::size_t begin = 0; begin < all.size();) {
-    const std::size_t end = all.find('\0', begin);
-    args.push_back(all.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
-    if (end == std::string::npos) break;
-    begin = end + 1;
-  }
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  if (::setenv("OMP_WAIT_POLICY", "PASSIVE", 1) != 0) return;
-  std::fflush(nullptr);
-  ::execv("/proc/self/exe", argv.data());
-  ::unsetenv("OMP_WAIT_POLICY");  // exec failed: carry on with the default policy
-#endif
-}
-
 int run_watch(const watch_cli_options& o) {
-  ensure_passive_openmp();
   auto format = report::parse_output_format(o.format);
   if (!format) return report_error(format.error_status());
   auto pipeline_options = make_pipeline_options(o.device);

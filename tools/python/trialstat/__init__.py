@@ -10,14 +10,6 @@
 
 See tools/python/README.md for the API and the documented differences from smdebug.
 """
-import os as _os
-
-# The native statistics run OpenMP regions per event file. On a loaded machine (shared CI, other
-# processes) the default spin-waiting of idle OpenMP workers costs more than the work itself
-# (measured: 6.3 s instead of 0.43 s for 61k small records on 2 busy cores), so trialstat asks
-# for passive waiting unless the user chose otherwise. Read when libgomp loads, i.e. below.
-_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
 from . import exceptions, modes, rules  # noqa: E402
 from .exceptions import *  # noqa: F401,F403,E402
 from .modes import ModeKeys  # noqa: E402
