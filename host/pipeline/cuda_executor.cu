@@ -168,6 +168,7 @@ struct segment_work {
   uint32_t pair_first = 0;     // into pair_acc_: compare_count × num_params
   uint32_t hist_first = 0;     // into hist_acc_ (split segments with histograms)
   bool log_hist = false;       // fixed log-scale histogram requested
+  bool log_poisoned = false;   // a piece's cells came back as the kernel's poison (−1)
   uint64_t log_first = 0;      // into log_acc_ (log_cells cells, the pieces' counts added)
   stats::moments merged;       // split segments: merge of the pieces
 };
@@ -857,9 +858,10 @@ class cuda_executor final : public statistics_executor {
     const auto* log_counts = reinterpret_cast<const int64_t*>(h + l.res_log);
     if (l.pass == 1) {
       for (std::size_t k = 0; k < l.log_positions.size(); ++k) {
-        const segment_work& w = seg_[pieces[l.order[l.log_positions[k]]].segment];
-        detail::add_counts(std::span<int64_t>(log_acc_).subspan(w.log_first, log_cells),
-                           {log_counts + k * log_cells, log_cells});
+        segment_work& w = seg_[pieces[l.order[l.log_positions[k]]].segment];
+        const int64_t* part = log_counts + k * log_cells;
+        w.log_poisoned = w.log_poisoned || std::any_of(part, part + log_cells, [](int64_t c) { return c < 0; });
+        detail::add_counts(std::span<int64_t>(log_acc_).subspan(w.log_first, log_cells), {part, log_cells});
       }
       for (std::size_t i = 0; i < l.order.size(); ++i) {
         const batch_piece& p = pieces[l.order[i]];
@@ -922,16 +924,14 @@ class cuda_executor final : public statistics_executor {
   }
 
   /// The record's log-scale histogram from its cells (log_histogram_op.hpp layout), as
-  /// stats::compute_log_histograms fills it. A negative cell is a kernel's poison (its
-  /// workspace was sized for fewer elements): an error, never a wrong count.
-  static status set_log_histogram(plan::statistics_record& record, const int64_t* cells) {
-    for (std::size_t c = 0; c < log_cells; ++c) {
-      if (cells[c] < 0) {
-        return status(error_code::cuda_error,
-                      "cuda executor: log-scale histogram of tensor " + std::to_string(record.tensor) +
-                          " at step " + std::to_string(record.step) +
-                          " came back poisoned (workspace smaller than the batch)");
-      }
+  /// stats::compute_log_histograms fills it. A poisoned piece (the kernel's workspace was sized
+  /// for fewer elements: every cell −1) is an error, never a wrong count.
+  static status set_log_histogram(plan::statistics_record& record, const int64_t* cells, bool poisoned) {
+    if (poisoned) {
+      return status(error_code::cuda_error,
+                    "cuda executor: log-scale histogram of tensor " + std::to_string(record.tensor) +
+                        " at step " + std::to_string(record.step) +
+                        " came back poisoned (kernel workspace smaller than the batch)");
     }
     stats::log_histogram h;
     h.counts.assign(cells, cells + kernels::log_histogram_num_bins);
@@ -952,7 +952,9 @@ class cuda_executor final : public statistics_executor {
         if (record.num_elements == 1) record.scalar = scalar_from_moments(w.merged);
         if (w.bins > 0) set_histogram(record, w.merged, w.bins, hist_acc_.data() + w.hist_first);
       }
-      if (w.log_hist) TRIALSTAT_RETURN_IF_ERROR(set_log_histogram(record, log_acc_.data() + w.log_first));
+      if (w.log_hist) {
+        TRIALSTAT_RETURN_IF_ERROR(set_log_histogram(record, log_acc_.data() + w.log_first, w.log_poisoned));
+      }
       if (!w.has_history) continue;
       record.previous.clear();
       for (uint32_t c = 0; c < w.compare_count; ++c) {

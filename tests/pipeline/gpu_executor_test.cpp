@@ -3,7 +3,8 @@
 // and generated trials of every dtype with NaN/±Inf/float16/bfloat16 through the whole pipeline
 // (backend cpu vs cuda, with buffers small enough to split tensors and to force many launch
 // groups), and the executor driven directly (split large tensors, 10,000 small tensors, pinned
-// sources, history across calls). Counts, extremes, histograms and axis-0 counts must be equal;
+// sources, history across calls). Counts, extremes, histograms (the [min, max] and the fixed
+// log-scale ones, split tensors included) and axis-0 counts must be equal;
 // sums within 2e-12 of their scale (each backend is within 1e-12 of the exact value).
 // Also (runs everywhere): asking for CUDA without a device is an error, never a CPU fallback.
 #include <gtest/gtest.h>
@@ -107,6 +108,15 @@ void expect_same_record(const plan::statistics_record& a, const plan::statistics
     EXPECT_EQ(a.histogram->degenerate, b.histogram->degenerate);
     EXPECT_EQ(a.histogram->counts, b.histogram->counts);
   }
+  ASSERT_EQ(a.log_histogram.has_value(), b.log_histogram.has_value());
+  if (a.log_histogram) {
+    EXPECT_EQ(a.log_histogram->counts, b.log_histogram->counts);
+    EXPECT_EQ(a.log_histogram->nan_count, b.log_histogram->nan_count);
+    EXPECT_EQ(a.log_histogram->pos_inf_count, b.log_histogram->pos_inf_count);
+    EXPECT_EQ(a.log_histogram->neg_inf_count, b.log_histogram->neg_inf_count);
+    EXPECT_EQ(a.log_histogram->below_count, b.log_histogram->below_count);
+    EXPECT_EQ(a.log_histogram->above_count, b.log_histogram->above_count);
+  }
   ASSERT_EQ(a.axis0.size(), b.axis0.size());
   for (std::size_t k = 0; k < a.axis0.size(); ++k) {
     EXPECT_EQ(a.axis0[k].batch, b.axis0[k].batch);
@@ -169,7 +179,7 @@ run_output run(const trial::catalog& trial, const plan::read_plan& plan, stats::
 
 /// Every tensor: moments, a histogram (64 bins, 7 for every third tensor), history of depth 2
 /// with two allclose sets, both axis-0 predicates; percentiles, equality counts and channel sums
-/// for every third tensor.
+/// for every third tensor; the fixed log-scale histogram for every other tensor.
 plan::read_plan full_plan(const trial::catalog& trial) {
   plan::read_plan plan;
   for (const trial::tensor_id id : trial.sorted_tensor_ids()) {
@@ -177,6 +187,7 @@ plan::read_plan full_plan(const trial::catalog& trial) {
     request.moments = true;
     request.histogram_bins = id % 3 == 0 ? 7 : 64;
     request.history_depth = 2;
+    request.log_histogram = id % 2 == 0;
     request.allclose = {stats::allclose_params{}, stats::allclose_params{1e-3, 1e-6, true}};
     request.axis0 = {stats::axis0_predicate{},
                      stats::axis0_predicate{stats::axis0_predicate::kind::open_interval, -0.5, 0.5}};
@@ -348,6 +359,7 @@ plan::read_plan plan_for(int tensors, int history_depth) {
   for (int id = 0; id < tensors; ++id) {
     plan::tensor_request request;
     request.histogram_bins = 64;
+    request.log_histogram = id % 2 == 0;  // split and whole pieces, mixed within groups
     request.history_depth = history_depth;
     request.allclose = {stats::allclose_params{}, stats::allclose_params{1e-2, 1e-4, false}};
     request.axis0 = {stats::axis0_predicate{}};
