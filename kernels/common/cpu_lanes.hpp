@@ -212,6 +212,89 @@ TRIALSTAT_LANES_INLINE bool any(const vm& m) {
   return r != 0;
 }
 
+// ---- 16 float32 lanes (histogram guesses of float32 tensors) ----
+inline constexpr int float_lane_count = 16;
+inline constexpr int native_floats = TRIALSTAT_CPU_NATIVE_BYTES / 4;
+inline constexpr int float_parts = float_lane_count / native_floats;
+using native_f32_full = float __attribute__((vector_size(TRIALSTAT_CPU_NATIVE_BYTES)));
+using native_i32_full = int32_t __attribute__((vector_size(TRIALSTAT_CPU_NATIVE_BYTES)));
+
+/// 16 float32 lanes (lane j = element j) and their masks.
+struct vf {
+  native_f32_full p[float_parts];
+};
+struct vmf {
+  native_i32_full p[float_parts];
+};
+
+TRIALSTAT_LANES_INLINE vf splat_f(float x) {
+  vf r;
+  for (int k = 0; k < float_parts; ++k) {
+    for (int j = 0; j < native_floats; ++j) r.p[k][j] = x;
+  }
+  return r;
+}
+TRIALSTAT_LANES_INLINE vf load_f32x16(const unsigned char* p) {
+  vf r;
+  __builtin_memcpy(&r, p, sizeof r);
+  return r;
+}
+#define TRIALSTAT_LANES_F_BINARY(T, OP)                               \
+  TRIALSTAT_LANES_INLINE T operator OP(const T& a, const T& b) {     \
+    T r;                                                              \
+    for (int k = 0; k < float_parts; ++k) r.p[k] = a.p[k] OP b.p[k];  \
+    return r;                                                         \
+  }
+TRIALSTAT_LANES_F_BINARY(vf, -)
+TRIALSTAT_LANES_F_BINARY(vf, *)
+TRIALSTAT_LANES_F_BINARY(vmf, &)
+TRIALSTAT_LANES_F_BINARY(vmf, |)
+#undef TRIALSTAT_LANES_F_BINARY
+#define TRIALSTAT_LANES_F_COMPARE(OP)                                 \
+  TRIALSTAT_LANES_INLINE vmf operator OP(const vf& a, const vf& b) { \
+    vmf r;                                                            \
+    for (int k = 0; k < float_parts; ++k) r.p[k] = a.p[k] OP b.p[k];  \
+    return r;                                                         \
+  }
+TRIALSTAT_LANES_F_COMPARE(<)
+TRIALSTAT_LANES_F_COMPARE(<=)
+TRIALSTAT_LANES_F_COMPARE(>)
+TRIALSTAT_LANES_F_COMPARE(>=)
+#undef TRIALSTAT_LANES_F_COMPARE
+TRIALSTAT_LANES_INLINE vf select(const vmf& m, const vf& a, const vf& b) {
+  vf r;
+  for (int k = 0; k < float_parts; ++k) r.p[k] = m.p[k] ? a.p[k] : b.p[k];
+  return r;
+}
+/// Lanes truncated toward zero (|x| < 2^31), as float32.
+TRIALSTAT_LANES_INLINE vf trunc_small(const vf& x) {
+  vf r;
+  for (int k = 0; k < float_parts; ++k) {
+    r.p[k] = __builtin_convertvector(__builtin_convertvector(x.p[k], native_i32_full), native_f32_full);
+  }
+  return r;
+}
+/// Store the lanes (small integers held as float32) as 16 int32.
+TRIALSTAT_LANES_INLINE void store_i32(int32_t* out, const vf& x) {
+  for (int k = 0; k < float_parts; ++k) {
+    const native_i32_full v = __builtin_convertvector(x.p[k], native_i32_full);
+    __builtin_memcpy(out + k * native_floats, &v, sizeof v);
+  }
+}
+TRIALSTAT_LANES_INLINE bool any(const vmf& m) {
+  native_i32_full acc = m.p[0];
+  for (int k = 1; k < float_parts; ++k) acc |= m.p[k];
+#if TRIALSTAT_CPU_NATIVE_BYTES == 64 && defined(__GNUC__) && !defined(__clang__)
+  return _mm512_test_epi32_mask((__m512i)acc, (__m512i)acc) != 0;
+#else
+  int32_t l[native_floats];
+  __builtin_memcpy(l, &acc, sizeof l);
+  int32_t r = 0;
+  for (int j = 0; j < native_floats; ++j) r |= l[j];
+  return r != 0;
+#endif
+}
+
 #undef TRIALSTAT_LANES_INLINE
 
 // NOLINTEND

@@ -60,6 +60,7 @@ enum class bin_mode : int {
   exact,         ///< numpy's guess (a division) and correction, step ≠ 0
   exact_step0,   ///< numpy's guess and correction, linspace's step == 0 branch
   fast,          ///< multiplied guess, corrected only near integers (fast_guess_ok only)
+  fast32,        ///< float32 tensors: the same in float32 over 16 lanes (fast32_guess_ok)
 };
 
 /// A fast guess closer than this to an integer takes numpy's correction.
@@ -78,10 +79,27 @@ bool fast_guess_ok(const histogram_params& p) {
          std::isfinite(magnitude) && p.step >= 0x1p-30 * magnitude;
 }
 
-bin_mode choose_mode(const histogram_params& p, const stats::moments& m) {
+/// float32 guesses (bin_mode::fast32): f = (x − lo)·scale evaluated in float32 (three
+/// roundings of 2^-24: |f − u(x)| ≤ 3.1·2^-24·bins) is final when at least
+/// fast32_margin(bins) = bins·2^-20 away from an integer — five times that error plus the edges'
+/// 2^-22 (the argument above, with this margin). Needs a fast_guess_ok range whose ends are
+/// float32 values (the min/max of a float32 tensor are), at most 1024 bins (margin ≤ 2^-10),
+/// and a normal float32 range and scale.
+float fast32_margin(int bins) { return static_cast<float>(std::ldexp(static_cast<double>(bins), -20)); }
+
+bool fast32_guess_ok(const histogram_params& p) {
+  if (!fast_guess_ok(p) || p.bins > 1024) return false;
+  const double scale = static_cast<double>(p.bins) / p.delta;
+  return static_cast<double>(static_cast<float>(p.lo)) == p.lo &&
+         static_cast<double>(static_cast<float>(p.hi)) == p.hi && p.delta <= 0x1p100 &&
+         p.delta >= 0x1p-100 && scale <= 0x1p100;
+}
+
+bin_mode choose_mode(const histogram_params& p, const stats::moments& m, dtype type) {
   if (p.degenerate) return bin_mode::degenerate;
   if (m.min == m.max) return bin_mode::constant;
   if (p.step_zero) return bin_mode::exact_step0;
+  if (type == dtype::float32 && fast32_guess_ok(p)) return bin_mode::fast32;
   return fast_guess_ok(p) ? bin_mode::fast : bin_mode::exact;
 }
 
@@ -151,7 +169,7 @@ status compute_histograms_cpu(const std::byte* base, std::span<const stats::segm
         continue;
       }
       params[s] = make_histogram_params(m.min, m.max, bins);
-      modes[s] = choose_mode(params[s], m);
+      modes[s] = choose_mode(params[s], m, segments[s].type);
       h.bins = bins;
       h.lo = params[s].lo;
       h.hi = params[s].hi;

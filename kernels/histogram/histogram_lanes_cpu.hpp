@@ -20,6 +20,8 @@ struct bin_constants {
   vd near_low, near_high;  ///< fast mode: a guess closer than this to an integer is corrected
   vd fixup_bin_f;          ///< bins + 1: "bin to be computed by histogram_bin"
   vd constant_x, constant_bin_f;  ///< constant mode: the tensor's value and its bin
+  /// fast32 mode: the same constants in float32 over 16 lanes.
+  vf lo32, hi32, scale32, bins32, first_guess32, last_guess32, near_low32, near_high32;
 };
 
 template <bin_mode Mode>
@@ -45,6 +47,17 @@ template <bin_mode Mode>
   c.constant_bin_f = splat(Mode == bin_mode::constant
                                ? static_cast<double>(histogram_bin(p, constant_x))
                                : 0.0);
+  if constexpr (Mode == bin_mode::fast32) {
+    const float margin = fast32_margin(p.bins);
+    c.lo32 = splat_f(static_cast<float>(p.lo));
+    c.hi32 = splat_f(static_cast<float>(p.hi));
+    c.scale32 = splat_f(static_cast<float>(static_cast<double>(p.bins) / p.delta));
+    c.bins32 = splat_f(static_cast<float>(p.bins));
+    c.first_guess32 = splat_f(2.0f * margin);
+    c.last_guess32 = splat_f(static_cast<float>(p.bins) - 0.5f);
+    c.near_low32 = splat_f(margin);
+    c.near_high32 = splat_f(1.0f - margin);
+  }
   return c;
 }
 
@@ -76,6 +89,9 @@ template <bin_mode Mode>
   const vm keep = (x >= c.lo) & (x <= c.hi);
   if constexpr (Mode == bin_mode::degenerate) {
     return select(keep, c.mid_bin_f, c.bins_f);
+  } else if constexpr (Mode == bin_mode::fast32) {
+    static_assert(Mode != bin_mode::fast32, "fast32 is handled by bin_block");
+    return c.bins_f;
   } else if constexpr (Mode == bin_mode::constant) {
     // Every finite value is the tensor's one value (min == max), whose bin is known; anything
     // else kept (only if the moments do not describe the data) goes to histogram_bin.
@@ -133,21 +149,45 @@ template <dtype D>
 template <dtype D, bin_mode Mode>
 [[gnu::always_inline]] inline int64_t bin_block(const bin_constants& c, const histogram_params& params,
                                                 const unsigned char* p, int64_t n, int32_t* idx) {
-  const int64_t full = n & ~int64_t{lane_count - 1};
   vm near_any = none_vm();
-  for (int64_t i = 0; i < full; i += lane_count) {
-    store_i32(idx + i, bin_lanes_of<Mode>(c, load_bin_lanes<D>(p, i), near_any));
+  int64_t i = 0;
+  if constexpr (Mode == bin_mode::fast32) {
+    static_assert(D == dtype::float32);
+    // 16 float32 lanes: the multiplied guess in float32 (histogram_cpu.cpp, fast32_guess_ok);
+    // a group with a kept lane near an integer takes the float64 fast path instead.
+    const int64_t full16 = n & ~int64_t{float_lane_count - 1};
+    for (; i < full16; i += float_lane_count) {
+      const vf x = load_f32x16(p + i * 4);
+      const vmf keep = (x >= c.lo32) & (x <= c.hi32);
+      const vf f = (x - c.lo32) * c.scale32;
+      const vf fc = select(f > c.first_guess32, select(f < c.last_guess32, f, c.last_guess32),
+                           c.first_guess32);
+      const vf g = trunc_small(fc);
+      const vf frac = fc - g;
+      if (any(((frac < c.near_low32) | (frac > c.near_high32)) & keep)) [[unlikely]] {
+        store_i32(idx + i, bin_lanes_of<bin_mode::fast>(c, load_f32(p + i * 4), near_any));
+        store_i32(idx + i + lane_count,
+                  bin_lanes_of<bin_mode::fast>(c, load_f32(p + (i + lane_count) * 4), near_any));
+      } else {
+        store_i32(idx + i, select(keep, g, c.bins32));
+      }
+    }
+  }
+  constexpr bin_mode lane_mode = Mode == bin_mode::fast32 ? bin_mode::fast : Mode;
+  const int64_t full = n & ~int64_t{lane_count - 1};
+  for (; i < full; i += lane_count) {
+    store_i32(idx + i, bin_lanes_of<lane_mode>(c, load_bin_lanes<D>(p, i), near_any));
   }
   int64_t padded = n;
   if (full < n) {
-    store_i32(idx + full, bin_lanes_of<Mode>(c, load_bin_tail<D>(p, full, n), near_any));
+    store_i32(idx + full, bin_lanes_of<lane_mode>(c, load_bin_tail<D>(p, full, n), near_any));
     padded = full + lane_count;
   }
-  if constexpr (Mode == bin_mode::fast || Mode == bin_mode::constant) {
+  if constexpr (lane_mode == bin_mode::fast || Mode == bin_mode::constant) {
     if (any(near_any)) [[unlikely]] {
-      for (int64_t i = 0; i < n; ++i) {
-        if (idx[i] == params.bins + 1) {
-          idx[i] = histogram_bin(params, load_as_double<D, false>(p, i));
+      for (int64_t k = 0; k < n; ++k) {
+        if (idx[k] == params.bins + 1) {
+          idx[k] = histogram_bin(params, load_as_double<D, false>(p, k));
         }
       }
     }
@@ -205,6 +245,12 @@ template <dtype D>
     TRIALSTAT_HISTOGRAM_MODE(bin_mode::exact_step0)
     TRIALSTAT_HISTOGRAM_MODE(bin_mode::fast)
 #undef TRIALSTAT_HISTOGRAM_MODE
+    case bin_mode::fast32:
+      if constexpr (D == dtype::float32) {
+        return chunk_histogram_t<D, bin_mode::fast32>(bytes, begin, count, p, constant_x, scratch, counts);
+      } else {
+        return chunk_histogram_t<D, bin_mode::fast>(bytes, begin, count, p, constant_x, scratch, counts);
+      }
   }
 }
 
