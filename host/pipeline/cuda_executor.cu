@@ -933,14 +933,7 @@ class cuda_executor final : public statistics_executor {
                         " at step " + std::to_string(record.step) +
                         " came back poisoned (kernel workspace smaller than the batch)");
     }
-    stats::log_histogram h;
-    h.counts.assign(cells, cells + kernels::log_histogram_num_bins);
-    h.nan_count = cells[kernels::log_cell_nan];
-    h.pos_inf_count = cells[kernels::log_cell_pos_inf];
-    h.neg_inf_count = cells[kernels::log_cell_neg_inf];
-    h.below_count = cells[kernels::log_cell_below];
-    h.above_count = cells[kernels::log_cell_above];
-    record.log_histogram = std::move(h);
+    record.log_histogram = stats::log_histogram_from_cells(cells);
     return status::success();
   }
 

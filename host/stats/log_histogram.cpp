@@ -66,6 +66,18 @@ std::span<const double> log_histogram_edges() noexcept {
   return {edge_table.edge, static_cast<std::size_t>(kernels::log_histogram_num_edges)};
 }
 
+log_histogram log_histogram_from_cells(const int64_t* cells) {
+  static_assert(kernels::log_histogram_num_bins == log_histogram_bins);
+  log_histogram h;
+  h.counts.assign(cells, cells + kernels::log_histogram_num_bins);
+  h.nan_count = cells[kernels::log_cell_nan];
+  h.pos_inf_count = cells[kernels::log_cell_pos_inf];
+  h.neg_inf_count = cells[kernels::log_cell_neg_inf];
+  h.below_count = cells[kernels::log_cell_below];
+  h.above_count = cells[kernels::log_cell_above];
+  return h;
+}
+
 status compute_log_histograms(const std::byte* base, std::span<const segment> segments,
                               std::span<log_histogram> out, backend which) {
   if (out.size() != segments.size()) {
@@ -92,14 +104,7 @@ status compute_log_histograms(const std::byte* base, std::span<const segment> se
 #endif
   }
   for (std::size_t s = 0; s < segments.size(); ++s) {
-    const int64_t* row = cells.data() + s * per;
-    log_histogram& h = out[s];
-    h.counts.assign(row, row + kernels::log_histogram_num_bins);
-    h.nan_count = row[kernels::log_cell_nan];
-    h.pos_inf_count = row[kernels::log_cell_pos_inf];
-    h.neg_inf_count = row[kernels::log_cell_neg_inf];
-    h.below_count = row[kernels::log_cell_below];
-    h.above_count = row[kernels::log_cell_above];
+    out[s] = log_histogram_from_cells(cells.data() + s * per);
   }
   return status::success();
 }

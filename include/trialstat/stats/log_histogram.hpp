@@ -42,6 +42,12 @@ struct log_histogram {
   }
 };
 
+/// @brief One tensor's counts from its kernel cells: `log_histogram_bins` bin counts, then the
+/// NaN, +Inf, −Inf, below-range and above-range counts — the cell layout shared by the CPU twin
+/// and the CUDA kernel (kernels/log_histogram/log_histogram_op.hpp, `log_cell_*`).
+/// @param cells  [log_histogram_bins + 5] counts
+[[nodiscard]] log_histogram log_histogram_from_cells(const int64_t* cells);
+
 /// @brief Log-scale histograms of every segment of a batch buffer.
 /// @param base      batch buffer (host memory; for backend::cuda it may also be device memory)
 /// @param segments  [num_segments] tensors in the buffer (any alignment)
