@@ -40,11 +40,12 @@ result<int64_t> event_file_bytes::load(const io::file_reader& reader,
   whole_ = size <= whole_file_limit_bytes && (wanted * 2 >= size || size <= (uint64_t{1} << 20));
   ranges_.clear();
   if (whole_ && map && pool == nullptr && size >= map_min_bytes) {
-    auto mapped = reader.map_all();
-    if (!mapped) return mapped.error_status();
-    mapping_ = std::move(*mapped);
-    data_ = {mapping_.data(), static_cast<std::size_t>(size) + io::record_padding_bytes};
-    return static_cast<int64_t>(size);
+    // A file system that cannot map (some FUSE mounts) is read below instead.
+    if (auto mapped = reader.map_all()) {
+      mapping_ = std::move(*mapped);
+      data_ = {mapping_.data(), static_cast<std::size_t>(size) + io::record_padding_bytes};
+      return static_cast<int64_t>(size);
+    }
   }
   if (whole_) {
     std::byte* out = storage(size + io::record_padding_bytes, pool);

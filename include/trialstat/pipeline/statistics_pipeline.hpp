@@ -49,6 +49,7 @@ struct pipeline_options {
   /// cache's pages, no copy: `io::file_reader::map_all`) instead of read into a buffer, when the
   /// executor stages nothing through pinned memory (the CPU backend) and the trial is not read
   /// live (`stop_at_unfinished_records` off: a live file is read with pread). Off: always read.
+  /// A file the OS refuses to map (e.g. a file system without mmap) is read instead.
   bool map_event_files = true;
   std::size_t map_min_bytes = std::size_t{256} << 10;
   /// Global steps [step_begin, step_end) to visit, intersected with the plan's range.
