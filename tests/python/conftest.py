@@ -3,6 +3,7 @@
   TRIALSTAT_SHARED_TRIALS   folder of the golden smdebug trials (default ../shared/trials)
   TRIALSTAT_SMDEBUG_PYTHON  python of the venv with smdebug 1.0.34 (default .venv-smdebug)
   TRIALSTAT_EXAMPLE_TRIAL   the example trainer binary (default build/tools/example_trial/...)
+  TRIALSTAT_CLI             the `trialstat` command (default build/tools/trialstat/trialstat)
 Tests that need one of them skip cleanly when it is absent."""
 import os
 import subprocess
@@ -45,6 +46,15 @@ def smdebug_python_path():
     path = smdebug_python()
     if not os.path.exists(path):
         pytest.skip(f"no smdebug venv at {path} (scripts/setup.sh creates it)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def cli():
+    path = os.environ.get("TRIALSTAT_CLI", os.path.join(REPO, "build", "tools", "trialstat",
+                                                        "trialstat"))
+    if not os.path.exists(path):
+        pytest.skip(f"trialstat CLI not built at {path}")
     return path
 
 

@@ -24,6 +24,9 @@ export TRIALSTAT_SMDEBUG_PYTHON="${TRIALSTAT_SMDEBUG_PYTHON:-$repo/.venv-smdebug
 if [[ -z "${TRIALSTAT_EXAMPLE_TRIAL:-}" ]]; then
   export TRIALSTAT_EXAMPLE_TRIAL="$build/tools/example_trial/trialstat-example-trial"
 fi
+if [[ -z "${TRIALSTAT_CLI:-}" ]]; then
+  export TRIALSTAT_CLI="$build/tools/trialstat/trialstat"
+fi
 cd "$repo/tests/python" || exit 1
 "$python" -m pytest -q -p no:cacheprovider -rs "$@"
 rc=$?

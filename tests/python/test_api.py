@@ -252,3 +252,193 @@ def test_cpu_and_auto_backends_agree(shared_trials):
         np.testing.assert_array_equal(a[k], b[k])
     np.testing.assert_allclose(a["mean_abs"], b["mean_abs"], rtol=1e-12)
     assert trialstat.backend("cpu")[0] == "cpu"
+
+
+# ---- fixed log-scale histograms (stats(log_histogram=True)) ---------------------------------
+LOG_SIDE = ["log_hist_nan", "log_hist_pos_inf", "log_hist_neg_inf", "log_hist_below",
+            "log_hist_above"]
+CLI_SIDE = ["nan", "pos_inf", "neg_inf", "below", "above"]
+
+
+def _smdebug_edges():
+    """TensorBoard's default buckets as smdebug builds them (smdebug _get_default_bins)."""
+    v, positive = 1e-12, []
+    while v < 1e20:
+        positive.append(v)
+        v *= 1.1
+    return np.asarray([-p for p in reversed(positive)] + [0.0] + positive, dtype=np.float64)
+
+
+def _numpy_log_hist(value, edges):
+    """(counts [1548], [nan, +inf, -inf, below, above]) by numpy.histogram's rule on float64:
+    bin i = [edge[i], edge[i+1]), the last bin closed; side counts for the rest."""
+    x = np.asarray(value).astype(np.float64).ravel()
+    nan = np.isnan(x)
+    pos_inf = np.isposinf(x)
+    neg_inf = np.isneginf(x)
+    finite = np.isfinite(x)
+    below = finite & (x < edges[0])
+    above = finite & (x > edges[-1])
+    inside = x[finite & ~below & ~above]
+    bins = np.searchsorted(edges, inside, side="right") - 1
+    bins[bins == len(edges) - 1] = len(edges) - 2  # x == edge[last]: the closed last bin
+    counts = np.bincount(bins, minlength=len(edges) - 1).astype(np.int64)
+    side = [int(m.sum()) for m in (nan, pos_inf, neg_inf, below, above)]
+    return counts, side
+
+
+def _check_log_hist_rows(trial, cols, edges, max_rows=None):
+    """Every row: with a raw value, counts == numpy's recount of tensor(name).value(step) and
+    Σ counts + side counts == numel; without one, zero bins and −1 side counts."""
+    n = len(cols["step"])
+    assert cols["log_hist_counts"].shape == (n, 1548) and cols["log_hist_counts"].dtype == np.int64
+    for k in LOG_SIDE:
+        assert cols[k].shape == (n,) and cols[k].dtype == np.int64
+    checked = missing = 0
+    for i in range(n):
+        counts = cols["log_hist_counts"][i]
+        side = [int(cols[k][i]) for k in LOG_SIDE]
+        if not cols["has_raw"][i]:
+            assert not counts.any() and side == [-1] * 5
+            missing += 1
+            continue
+        assert int(counts.sum()) + sum(side) == cols["numel"][i]
+        assert side[:3] == [int(cols[k][i]) for k in ("nan_count", "pos_inf_count", "neg_inf_count")]
+        if max_rows is not None and checked >= max_rows:
+            continue
+        value = trial.tensor(cols["tensor"][i]).value(int(cols["step"][i]), worker=cols["worker"][i])
+        want_counts, want_side = _numpy_log_hist(value, edges)
+        where = (cols["tensor"][i], int(cols["step"][i]), cols["worker"][i])
+        np.testing.assert_array_equal(counts, want_counts, err_msg=str(where))
+        assert side == want_side, where
+        checked += 1
+    return checked, missing
+
+
+def _cli_log_hist(cli, path):
+    """{(tensor, step, worker): (counts [1548], side) or None} from `trialstat stats --log-hist`."""
+    import subprocess
+    result = subprocess.run([cli, "stats", path, "--format", "json", "--log-hist", "--device", "cpu"],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-4000:]
+    out = {}
+    for line in result.stdout.splitlines():
+        row = json.loads(line)
+        lh = row.get("log_hist")
+        entry = None
+        if lh is not None:
+            assert lh["bins"] == 1548
+            counts = np.zeros(1548, dtype=np.int64)
+            for b, c in lh["nonzero"]:
+                counts[b] = c
+            entry = (counts, [lh[k] for k in CLI_SIDE])
+        out[(row["tensor"], row["step"], row["worker"])] = entry
+    return out
+
+
+def _check_against_cli(cols, cli_rows):
+    n = len(cols["step"])
+    assert len(cli_rows) == n
+    with_hist = 0
+    for i in range(n):
+        entry = cli_rows[(cols["tensor"][i], int(cols["step"][i]), cols["worker"][i])]
+        side = [int(cols[k][i]) for k in LOG_SIDE]
+        if entry is None:
+            assert not cols["has_raw"][i] and side == [-1] * 5
+            continue
+        np.testing.assert_array_equal(cols["log_hist_counts"][i], entry[0])
+        assert side == entry[1]
+        with_hist += 1
+    return with_hist
+
+
+def test_log_histogram_edges():
+    edges = trialstat.log_histogram_edges()
+    assert edges.dtype == np.float64 and edges.shape == (1549,)
+    np.testing.assert_array_equal(edges, _smdebug_edges())  # bit-exact float64 products
+    assert edges[774] == 0.0 and (np.diff(edges) > 0).all()
+    np.testing.assert_array_equal(edges, -edges[::-1])
+    edges[0] = 0.0  # a fresh copy each call
+    assert trialstat.log_histogram_edges()[0] < -9.9e19
+
+
+@pytest.mark.parametrize("name", ["healthy_mlp", "exploding", "dtypes", "reductions_only"])
+def test_stats_log_histogram_matches_numpy(name, shared_trials):
+    """Counts equal a numpy recount of every raw value (float64 conversion, searchsorted on the
+    edges); golden trials with NaN/±Inf (exploding), every dtype (dtypes) and rows without a raw
+    value (reductions_only)."""
+    trial = trialstat.create_trial(os.path.join(shared_trials, name))
+    edges = trialstat.log_histogram_edges()
+    cols = trial.stats(as_frame=False, device="cpu", log_histogram=True)
+    checked, missing = _check_log_hist_rows(trial, cols, edges)
+    if name == "reductions_only":
+        assert missing > 0
+    else:
+        assert checked > 10
+    if name == "exploding":  # the loss is +Inf from step 17 and NaN from step 51
+        assert (cols["log_hist_pos_inf"] > 0).any() and (cols["log_hist_nan"] > 0).any()
+    plain = trial.stats(as_frame=False, device="cpu")
+    assert "log_hist_counts" not in plain and "log_hist_nan" not in plain
+    for k in ["numel", *COUNTS]:
+        np.testing.assert_array_equal(plain[k], cols[k])
+
+
+@pytest.mark.parametrize("name", ["exploding", "reductions_only"])
+def test_stats_log_histogram_matches_cli(name, shared_trials, cli):
+    path = os.path.join(shared_trials, name)
+    cols = trialstat.create_trial(path).stats(as_frame=False, device="cpu", log_histogram=True)
+    with_hist = _check_against_cli(cols, _cli_log_hist(cli, path))
+    assert with_hist == int(cols["has_raw"].sum())
+
+
+def test_log_histogram_example_writer_trial(example_trials, cli):
+    """A trial of the project's example writer (two workers, EVAL steps): numpy recount, the
+    CLI's --log-hist JSON, for_each_step and the DataFrame form all agree."""
+    path = example_trials["writer_two_workers_eval"]
+    trial = trialstat.create_trial(path)
+    edges = trialstat.log_histogram_edges()
+    cols = trial.stats(as_frame=False, device="cpu", log_histogram=True)
+    checked, _ = _check_log_hist_rows(trial, cols, edges)
+    assert checked > 10 and len(set(cols["worker"])) == 2
+    assert _check_against_cli(cols, _cli_log_hist(cli, path)) == int(cols["has_raw"].sum())
+
+    index = {(cols["tensor"][i], int(cols["step"][i]), cols["worker"][i]): i
+             for i in range(len(cols["step"]))}
+    seen = []
+
+    def on_step(step, mode, mode_step, step_cols):
+        assert step_cols["log_hist_counts"].shape == (len(step_cols["step"]), 1548)
+        for j in range(len(step_cols["step"])):
+            i = index[(step_cols["tensor"][j], int(step_cols["step"][j]), step_cols["worker"][j])]
+            np.testing.assert_array_equal(step_cols["log_hist_counts"][j], cols["log_hist_counts"][i])
+            for k in LOG_SIDE:
+                assert step_cols[k][j] == cols[k][i]
+            seen.append(i)
+
+    trial.for_each_step(on_step, device="cpu", log_histogram=True)
+    assert sorted(seen) == list(range(len(cols["step"])))
+
+    pd = pytest.importorskip("pandas")
+    frame = trial.stats(device="cpu", log_histogram=True)
+    assert isinstance(frame, pd.DataFrame) and len(frame) == len(cols["step"])
+    for k in LOG_SIDE:
+        np.testing.assert_array_equal(frame[k].to_numpy(), cols[k])
+    np.testing.assert_array_equal(np.stack(frame["log_hist_counts"].to_list()), cols["log_hist_counts"])
+
+
+def test_stats_rule_log_histogram(example_trials):
+    """StatsRule.log_histogram = True hands the log_hist columns to invoke_at_step."""
+    class FarOutliers(StatsRule):
+        log_histogram = True
+        device = "cpu"
+
+        def invoke_at_step(self, step, records):
+            assert records["log_hist_counts"].shape[1] == 1548
+            return bool((records["log_hist_above"] + records["log_hist_below"] > 0).any())
+
+    trial = trialstat.create_trial(example_trials["writer_exploding"])
+    cols = trial.stats(as_frame=False, device="cpu", log_histogram=True)
+    far = cols["log_hist_above"] + cols["log_hist_below"] > 0
+    want = sorted({int(s) for s in cols["step"][far]})
+    assert want  # the exploding writer's values pass ±9.92e19 (steps 4 and 5 at these settings)
+    assert invoke_stats_rule(FarOutliers(trial)) == want

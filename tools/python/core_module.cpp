@@ -30,6 +30,7 @@
 #include "trialstat/pipeline/rule_runner.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 #include "trialstat/rules/rule_config.hpp"
+#include "trialstat/stats/log_histogram.hpp"
 #include "trialstat/trial/catalog.hpp"
 
 namespace nb = nanobind;
@@ -310,6 +311,10 @@ struct stats_columns {
   int histogram_bins = 0;
   std::vector<int64_t> hist_counts;  // [rows × bins]
   std::vector<double> hist_lo, hist_hi;
+  bool log_histogram = false;
+  std::vector<int64_t> log_hist_counts;  // [rows × stats::log_histogram_bins]
+  std::vector<int64_t> log_hist_nan, log_hist_pos_inf, log_hist_neg_inf, log_hist_below,
+      log_hist_above;
   bool want_ratio = false;
 
   std::size_t rows() const { return step.size(); }
@@ -377,6 +382,25 @@ struct stats_columns {
         hist_hi.push_back(nan_value);
       }
     }
+    if (log_histogram) {
+      constexpr auto bins = static_cast<std::size_t>(stats::log_histogram_bins);
+      if (ok && r.log_histogram && r.log_histogram->counts.size() == bins) {
+        const auto& h = *r.log_histogram;
+        log_hist_counts.insert(log_hist_counts.end(), h.counts.begin(), h.counts.end());
+        log_hist_nan.push_back(h.nan_count);
+        log_hist_pos_inf.push_back(h.pos_inf_count);
+        log_hist_neg_inf.push_back(h.neg_inf_count);
+        log_hist_below.push_back(h.below_count);
+        log_hist_above.push_back(h.above_count);
+      } else {
+        // No raw value (or none computed): zero bins, −1 side counts (as nan_count).
+        log_hist_counts.insert(log_hist_counts.end(), bins, 0);
+        for (auto* v : {&log_hist_nan, &log_hist_pos_inf, &log_hist_neg_inf, &log_hist_below,
+                        &log_hist_above}) {
+          v->push_back(-1);
+        }
+      }
+    }
   }
 
   /// Hand every column to numpy (moves the buffers; the builder is empty afterwards).
@@ -424,13 +448,27 @@ struct stats_columns {
       d["hist_lo"] = to_numpy(std::move(hist_lo));
       d["hist_hi"] = to_numpy(std::move(hist_hi));
     }
+    if (log_histogram) {
+      auto* heap = new std::vector<int64_t>(std::move(log_hist_counts));
+      nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<int64_t>*>(p); });
+      const std::size_t shape[2] = {n, static_cast<std::size_t>(stats::log_histogram_bins)};
+      d["log_hist_counts"] =
+          nb::cast(nb::ndarray<nb::numpy, int64_t, nb::ndim<2>>(heap->data(), 2, shape, owner));
+      d["log_hist_nan"] = to_numpy(std::move(log_hist_nan));
+      d["log_hist_pos_inf"] = to_numpy(std::move(log_hist_pos_inf));
+      d["log_hist_neg_inf"] = to_numpy(std::move(log_hist_neg_inf));
+      d["log_hist_below"] = to_numpy(std::move(log_hist_below));
+      d["log_hist_above"] = to_numpy(std::move(log_hist_above));
+    }
     nb::list error_list;
     for (auto& [row, message] : errors) error_list.append(nb::make_tuple(row, message));
     d["errors"] = error_list;
     const int bins = histogram_bins;
+    const bool log_bins = log_histogram;
     const bool ratio = want_ratio;
     *this = stats_columns{};
     histogram_bins = bins;
+    log_histogram = log_bins;
     want_ratio = ratio;
     return d;
   }
@@ -443,6 +481,7 @@ struct stats_request {
   std::string device = "auto";
   int histogram_bins = 0;
   bool saved_reductions = true;
+  bool log_histogram = false;
 };
 
 pipeline::pipeline_options make_options(const std::string& device, std::optional<int64_t> begin,
@@ -464,6 +503,7 @@ plan::read_plan make_plan(const trial::catalog& cat, const stats_request& req) {
     plan::tensor_request request;
     request.moments = true;
     request.histogram_bins = req.histogram_bins;
+    request.log_histogram = req.log_histogram;
     request.saved_reductions = req.saved_reductions;
     plan.request(id, request);
   }
@@ -472,6 +512,7 @@ plan::read_plan make_plan(const trial::catalog& cat, const stats_request& req) {
     plan::tensor_request request;
     request.moments = true;
     request.histogram_bins = req.histogram_bins;
+    request.log_histogram = req.log_histogram;
     request.saved_reductions = req.saved_reductions;
     request.history_depth = 1;
     plan.request(id, request);
@@ -484,6 +525,7 @@ nb::dict statistics(py_trial& t, const stats_request& req) {
   const auto plan = make_plan(t.catalog(), req);
   stats_columns columns;
   columns.histogram_bins = req.histogram_bins;
+  columns.log_histogram = req.log_histogram;
   columns.want_ratio = !req.ratio_tensors.empty();
   pipeline::pipeline_counters counters;
   {
@@ -515,6 +557,7 @@ void for_each_step(py_trial& t, const stats_request& req, nb::callable callback)
   const auto plan = make_plan(t.catalog(), req);
   stats_columns columns;
   columns.histogram_bins = req.histogram_bins;
+  columns.log_histogram = req.log_histogram;
   columns.want_ratio = !req.ratio_tensors.empty();
   std::optional<nb::python_error> failure;
   auto run = pipeline::run_statistics(t.catalog(), plan, options, [&](const plan::step_statistics& s) {
@@ -665,23 +708,30 @@ NB_MODULE(_core, m) {
       })
       .def("statistics", [](py_trial& t, std::vector<uint32_t> tensors, std::vector<uint32_t> ratio_tensors,
                             std::optional<int64_t> begin, std::optional<int64_t> end,
-                            const std::string& device, int bins, bool saved_reductions) {
-        stats_request req{std::move(tensors), std::move(ratio_tensors), begin, end, device, bins, saved_reductions};
+                            const std::string& device, int bins, bool saved_reductions,
+                            bool log_histogram) {
+        stats_request req{std::move(tensors), std::move(ratio_tensors), begin, end, device, bins,
+                          saved_reductions, log_histogram};
         return statistics(t, req);
       }, "tensors"_a, "ratio_tensors"_a, "step_begin"_a.none(), "step_end"_a.none(), "device"_a,
-         "histogram_bins"_a, "saved_reductions"_a)
+         "histogram_bins"_a, "saved_reductions"_a, "log_histogram"_a = false)
       .def("for_each_step", [](py_trial& t, std::vector<uint32_t> tensors, std::vector<uint32_t> ratio_tensors,
                                std::optional<int64_t> begin, std::optional<int64_t> end,
                                const std::string& device, int bins, bool saved_reductions,
-                               nb::callable callback) {
-        stats_request req{std::move(tensors), std::move(ratio_tensors), begin, end, device, bins, saved_reductions};
+                               nb::callable callback, bool log_histogram) {
+        stats_request req{std::move(tensors), std::move(ratio_tensors), begin, end, device, bins,
+                          saved_reductions, log_histogram};
         for_each_step(t, req, std::move(callback));
       }, "tensors"_a, "ratio_tensors"_a, "step_begin"_a.none(), "step_end"_a.none(), "device"_a,
-         "histogram_bins"_a, "saved_reductions"_a, "callback"_a)
+         "histogram_bins"_a, "saved_reductions"_a, "callback"_a, "log_histogram"_a = false)
       .def("evaluate_rules", &evaluate_rules, "rules"_a, "device"_a, "step_begin"_a.none(), "step_end"_a.none());
 
   m.def("parse_rule_config", &parse_rule_config, "text"_a, "source"_a = "<rule config>");
   m.def("builtin_rule_names", &rules::builtin_rule_names);
+  m.def("log_histogram_edges", [] {
+    const auto edges = stats::log_histogram_edges();
+    return to_numpy(std::vector<double>(edges.begin(), edges.end()));
+  }, "The 1549 ascending edges of the fixed log-scale histogram (float64; edge[774] = 0).");
   m.def("dtype_name", [](int t) { return std::string(dtype_name(static_cast<dtype>(t))); });
   m.def("backend_for", [](const std::string& device) {
     const auto choice = unwrap(pipeline::parse_device_choice(device));

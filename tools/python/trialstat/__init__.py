@@ -19,10 +19,22 @@ from .trial import Collection, LocalTrial, StepState, Trial, create_trial, no_re
 __version__ = "0.1.0"
 
 __all__ = ["create_trial", "Trial", "LocalTrial", "Tensor", "Collection", "StepState", "ModeKeys",
-           "modes", "exceptions", "rules", "no_refresh", "refresh", "backend"] + exceptions.__all__
+           "modes", "exceptions", "rules", "no_refresh", "refresh", "backend",
+           "log_histogram_edges"] + exceptions.__all__
 
 
 def backend(device="auto"):
     """(backend name, reason) that ``device`` resolves to on this machine."""
     from . import _core
     return tuple(_core.backend_for(device))
+
+
+def log_histogram_edges():
+    """The 1549 ascending edges of the fixed log-scale histogram (``Trial.stats(log_histogram=True)``,
+    ``trialstat stats --log-hist``) as a new float64 numpy array: TensorBoard's default buckets as
+    smdebug builds them, v = 1e-12, v *= 1.1 while v < 1e20 (774 positive edges p), edges =
+    [−p[773] … −p[0], 0, p[0] … p[773]]; edge[774] = 0. Bin i = [edge[i], edge[i+1]), the last
+    bin closed (``numpy.histogram(x, bins=edges)``). Source: spec/FORMAT.md §10, smdebug
+    ``_get_default_bins``."""
+    from . import _core
+    return _core.log_histogram_edges()

@@ -233,13 +233,15 @@ class StatsRule(ABC):
     ``Trial.stats(as_frame=False)``: tensor, worker, mode, numel, nan_count, min, max, mean, ...).
 
     Class attributes select what is computed: ``collection`` / ``regex`` (None: all tensors),
-    ``update_ratio`` (None: weights and biases), ``histogram_bins``, ``device``.
+    ``update_ratio`` (None: weights and biases), ``histogram_bins``, ``log_histogram`` (True adds
+    the ``log_hist_*`` columns), ``device``.
     """
 
     collection = None
     regex = None
     update_ratio = None
     histogram_bins = 0
+    log_histogram = False
     device = "auto"
 
     def __init__(self, base_trial, action_str=""):
@@ -268,5 +270,6 @@ def invoke_stats_rule(rule_obj, start_step=0, end_step=None, raise_eval_cond=Fal
     rule_obj.base_trial.for_each_step(
         on_step, collection=rule_obj.collection, regex=rule_obj.regex,
         steps=(start_step if start_step is not None else 0, end_step), device=rule_obj.device,
-        update_ratio=rule_obj.update_ratio, histogram_bins=rule_obj.histogram_bins)
+        update_ratio=rule_obj.update_ratio, histogram_bins=rule_obj.histogram_bins,
+        log_histogram=rule_obj.log_histogram)
     return met

@@ -34,6 +34,9 @@ __all__ = ["Trial", "LocalTrial", "create_trial", "StepState", "Collection", "no
 
 _POLL_SECONDS = float(os.environ.get("TRIALSTAT_POLL_SECONDS", "2"))
 
+_LOG_HIST_COLUMNS = ["log_hist_nan", "log_hist_pos_inf", "log_hist_neg_inf", "log_hist_below",
+                     "log_hist_above"]
+
 _STAT_COLUMNS = ["numel", "nan_count", "pos_inf_count", "neg_inf_count", "zero_count", "min",
                  "max", "mean", "variance", "std", "sum", "l1", "l2", "linf", "mean_abs"]
 
@@ -349,7 +352,8 @@ class Trial:
         return _core_call(self._core.select, collections, regexes)
 
     def stats(self, collection=None, regex=None, steps=None, mode=None, device="auto",
-              update_ratio=None, histogram_bins=0, saved_reductions=True, as_frame=None):
+              update_ratio=None, histogram_bins=0, saved_reductions=True, as_frame=None,
+              log_histogram=False):
         """Statistics of every (tensor, step, worker) in one pass over the event files.
 
         Selection: ``collection`` (name(s)) ∪ ``regex`` (pattern(s), re.search); neither = all.
@@ -359,13 +363,25 @@ class Trial:
         every selected tensor, False → none; the ratio ‖W_s − W_prev‖₂ / (‖W_prev‖₂ + 1e-9) is
         against the tensor's previous saved step (same worker), column ``prev_step``.
         ``histogram_bins`` > 0 adds ``hist_counts`` [rows, bins], ``hist_lo``, ``hist_hi``.
+        ``log_histogram=True`` adds the fixed log-scale histogram, the same 1548 bins for every
+        tensor and step (edges: :func:`trialstat.log_histogram_edges`, 1549 float64;
+        ``numpy.histogram(x.astype(float64), bins=edges)`` semantics: bin i = [edge[i],
+        edge[i+1]), the last bin closed, 0 and −0.0 in bin 774): ``log_hist_counts`` (int64
+        [rows, 1548]; zeros without a raw value) and ``log_hist_nan``, ``log_hist_pos_inf``,
+        ``log_hist_neg_inf``, ``log_hist_below``, ``log_hist_above`` (int64 [rows]; finite values
+        below edge[0] / above edge[1548] ≈ ∓9.92e19; −1 without a raw value). With a raw value,
+        ``log_hist_counts.sum(1)`` + the five counts == ``numel``. Same counts as
+        ``trialstat stats --log-hist`` (JSON ``log_hist``).
         ``device``: "auto", "cpu" or "cuda".
 
         Columns: tensor, step, mode, mode_step, worker, dtype, has_raw, numel, nan_count,
         pos_inf_count, neg_inf_count, zero_count (−1 without a raw value), min, max, mean,
         variance, std, sum, l1, l2, linf, mean_abs (float64 over the finite values; NaN where
         undefined), [update_ratio, prev_step], [reduction_<name> / reduction_abs_<name>: saved
-        smdebug reductions], [error: why a record could not be read].
+        smdebug reductions], [error: why a record could not be read], [hist_lo, hist_hi,
+        hist_counts], [log_hist_nan, log_hist_pos_inf, log_hist_neg_inf, log_hist_below,
+        log_hist_above, log_hist_counts]. In a DataFrame, ``hist_counts`` and
+        ``log_hist_counts`` are object columns holding one int64 array per row.
         Returns a pandas DataFrame when pandas is importable (``as_frame=None``) or asked for
         (``as_frame=True``), else a dict of numpy arrays (``as_frame=False``).
         """
@@ -382,7 +398,8 @@ class Trial:
         ratio_set = set(ratio_ids)
         plain_ids = [i for i in ids if i not in ratio_set]
         raw = _core_call(self._core.statistics, plain_ids, ratio_ids, begin, end, device,
-                         int(histogram_bins), bool(saved_reductions))
+                         int(histogram_bins), bool(saved_reductions),
+                         log_histogram=bool(log_histogram))
         self.last_stats_counters = raw.pop("counters")
         return self._columns(raw, keep, mode, as_frame, want_ratio=bool(ratio_ids))
 
@@ -450,6 +467,7 @@ class Trial:
             if key in raw:
                 out[key] = raw.pop(key)
         hist = {k: raw.pop(k) for k in ("hist_counts", "hist_lo", "hist_hi") if k in raw}
+        log_hist = {k: raw.pop(k) for k in _LOG_HIST_COLUMNS + ["log_hist_counts"] if k in raw}
         out.update(raw)  # saved reductions
         if error_col is not None:
             out["error"] = error_col
@@ -459,14 +477,21 @@ class Trial:
                 frame["hist_lo"] = hist["hist_lo"]
                 frame["hist_hi"] = hist["hist_hi"]
                 frame["hist_counts"] = list(hist["hist_counts"])
+            if log_hist:
+                for key in _LOG_HIST_COLUMNS:
+                    frame[key] = log_hist[key]
+                frame["log_hist_counts"] = list(log_hist["log_hist_counts"])
             return frame
         out.update(hist)
+        out.update(log_hist)
         return out
 
     def for_each_step(self, callback, collection=None, regex=None, steps=None, device="auto",
-                      update_ratio=None, histogram_bins=0, saved_reductions=True):
+                      update_ratio=None, histogram_bins=0, saved_reductions=True,
+                      log_histogram=False):
         """Stream statistics: ``callback(step, mode, mode_step, columns)`` once per saved global
-        step in increasing order, ``columns`` as :meth:`stats` with ``as_frame=False``."""
+        step in increasing order, ``columns`` as :meth:`stats` with ``as_frame=False`` (the
+        keywords as there, ``log_histogram=True`` included)."""
         ids = self._select_ids(collection, regex)
         begin, end, keep = _step_selection(steps)
         if update_ratio is None:
@@ -486,7 +511,8 @@ class Trial:
                                                                     want_ratio=bool(ratio_ids)))
 
         _core_call(self._core.for_each_step, plain_ids, ratio_ids, begin, end, device,
-                   int(histogram_bins), bool(saved_reductions), on_step)
+                   int(histogram_bins), bool(saved_reductions), on_step,
+                   log_histogram=bool(log_histogram))
 
     def __repr__(self):
         return (f"<trialstat.Trial {self.name!r}: path={self.path!r}, workers={self.num_workers}, "
