@@ -17,6 +17,7 @@
 #include "trialstat/pipeline/rule_runner.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 #include "trialstat/rules/rule_config.hpp"
+#include "trialstat/stats/log_histogram.hpp"
 #include "trialstat/trial/catalog.hpp"
 
 struct trialstat_trial {
@@ -198,6 +199,83 @@ void fill_row(const trialstat_trial& t, const trialstat::plan::statistics_record
   }
 }
 
+static_assert(TRIALSTAT_LOG_HISTOGRAM_BINS == trialstat::stats::log_histogram_bins);
+static_assert(TRIALSTAT_LOG_HISTOGRAM_EDGES == trialstat::stats::log_histogram_bins + 1);
+static_assert(TRIALSTAT_LOG_HISTOGRAM_CELLS == TRIALSTAT_LOG_HISTOGRAM_BINS + 5);
+
+/// One row of a log-histogram buffer: the bins, then NaN, +Inf, −Inf, below, above
+/// (trialstat.h; the kernel's cell layout). Without a histogram: zero bins, −1 side cells.
+void fill_log_histogram(const trialstat::plan::statistics_record& r, int64_t* cells) {
+  constexpr std::size_t bins = TRIALSTAT_LOG_HISTOGRAM_BINS;
+  const bool ok = r.raw_status.ok() && r.moments.has_value() && r.log_histogram.has_value() &&
+                  r.log_histogram->counts.size() == bins;
+  if (!ok) {
+    std::fill(cells, cells + bins, int64_t{0});
+    std::fill(cells + bins, cells + TRIALSTAT_LOG_HISTOGRAM_CELLS, int64_t{-1});
+    return;
+  }
+  const auto& h = *r.log_histogram;
+  std::copy(h.counts.begin(), h.counts.end(), cells);
+  cells[TRIALSTAT_LOG_HISTOGRAM_NAN] = h.nan_count;
+  cells[TRIALSTAT_LOG_HISTOGRAM_POS_INF] = h.pos_inf_count;
+  cells[TRIALSTAT_LOG_HISTOGRAM_NEG_INF] = h.neg_inf_count;
+  cells[TRIALSTAT_LOG_HISTOGRAM_BELOW] = h.below_count;
+  cells[TRIALSTAT_LOG_HISTOGRAM_ABOVE] = h.above_count;
+}
+
+/// trialstat_compute_statistics[_log_histogram]: `log_histograms` NULL = no log histograms.
+trialstat_status compute_statistics(trialstat_trial* trial, const trialstat_stats_options* options,
+                                    trialstat_stats_row* rows, int64_t* log_histograms,
+                                    size_t capacity, size_t* num_rows, const char* caller) {
+  return guarded([&] {
+    auto sel = select(*trial, *options);
+    if (!sel) return fail(sel.error_status());
+    const std::size_t needed = count_rows(*trial, *sel);
+    *num_rows = needed;
+    if (!rows || capacity < needed) {
+      return fail(TRIALSTAT_BUFFER_TOO_SMALL,
+                  fmt::format("{}: {} rows, capacity {}", caller, needed, capacity));
+    }
+    auto pipeline_options = make_options(options->device);
+    if (!pipeline_options) return fail(pipeline_options.error_status());
+    pipeline_options->step_begin = sel->begin;
+    pipeline_options->step_end = sel->end;
+    trialstat::plan::read_plan plan;
+    for (auto id : sel->tensors) {
+      trialstat::plan::tensor_request request;
+      request.moments = true;
+      request.log_histogram = log_histograms != nullptr;
+      const bool ratio = options->update_ratio == 2 ||
+                         (options->update_ratio == 1 && (trial->catalog.in_collection(id, "weights") ||
+                                                         trial->catalog.in_collection(id, "biases")));
+      if (ratio) request.history_depth = 1;
+      plan.request(id, request);
+    }
+    std::size_t written = 0;
+    bool overflow = false;
+    auto run = trialstat::pipeline::run_statistics(
+        trial->catalog, plan, *pipeline_options, [&](const trialstat::plan::step_statistics& step) {
+          for (const auto& r : step.records) {
+            if (written == capacity) {
+              overflow = true;
+              return;
+            }
+            if (log_histograms) {
+              fill_log_histogram(r, log_histograms + written * TRIALSTAT_LOG_HISTOGRAM_CELLS);
+            }
+            fill_row(*trial, r, rows[written++]);
+          }
+        });
+    if (!run) return fail(run.error_status());
+    *num_rows = written;
+    if (overflow) {
+      return fail(TRIALSTAT_BUFFER_TOO_SMALL,
+                  fmt::format("{}: the trial grew while computing; refresh and retry", caller));
+    }
+    return TRIALSTAT_OK;
+  });
+}
+
 trialstat_status evaluate(trialstat_trial* trial,
                           std::vector<trialstat::pipeline::rule_invocation>& invocations,
                           const char* device, trialstat_rule_results** out) {
@@ -363,49 +441,41 @@ trialstat_status trialstat_compute_statistics(trialstat_trial* trial,
                                               trialstat_stats_row* rows, size_t capacity,
                                               size_t* num_rows) {
   if (!trial || !options || !num_rows) return fail(TRIALSTAT_INVALID_ARGUMENT, "NULL argument");
-  return guarded([&] {
-    auto sel = select(*trial, *options);
-    if (!sel) return fail(sel.error_status());
-    const std::size_t needed = count_rows(*trial, *sel);
-    *num_rows = needed;
-    if (!rows || capacity < needed) {
-      return fail(TRIALSTAT_BUFFER_TOO_SMALL,
-                  fmt::format("trialstat_compute_statistics: {} rows, capacity {}", needed, capacity));
-    }
-    auto pipeline_options = make_options(options->device);
-    if (!pipeline_options) return fail(pipeline_options.error_status());
-    pipeline_options->step_begin = sel->begin;
-    pipeline_options->step_end = sel->end;
-    trialstat::plan::read_plan plan;
-    for (auto id : sel->tensors) {
-      trialstat::plan::tensor_request request;
-      request.moments = true;
-      const bool ratio = options->update_ratio == 2 ||
-                         (options->update_ratio == 1 && (trial->catalog.in_collection(id, "weights") ||
-                                                         trial->catalog.in_collection(id, "biases")));
-      if (ratio) request.history_depth = 1;
-      plan.request(id, request);
-    }
-    std::size_t written = 0;
-    bool overflow = false;
-    auto run = trialstat::pipeline::run_statistics(
-        trial->catalog, plan, *pipeline_options, [&](const trialstat::plan::step_statistics& step) {
-          for (const auto& r : step.records) {
-            if (written == capacity) {
-              overflow = true;
-              return;
-            }
-            fill_row(*trial, r, rows[written++]);
-          }
-        });
-    if (!run) return fail(run.error_status());
-    *num_rows = written;
-    if (overflow) {
-      return fail(TRIALSTAT_BUFFER_TOO_SMALL,
-                  "trialstat_compute_statistics: the trial grew while computing; refresh and retry");
-    }
-    return TRIALSTAT_OK;
-  });
+  return compute_statistics(trial, options, rows, nullptr, capacity, num_rows,
+                            "trialstat_compute_statistics");
+}
+
+trialstat_status trialstat_compute_statistics_log_histogram(trialstat_trial* trial,
+                                                            const trialstat_stats_options* options,
+                                                            trialstat_stats_row* rows,
+                                                            int64_t* log_histograms,
+                                                            size_t capacity, size_t* num_rows) {
+  if (!trial || !options || !num_rows) return fail(TRIALSTAT_INVALID_ARGUMENT, "NULL argument");
+  if (rows && !log_histograms) {
+    return fail(TRIALSTAT_INVALID_ARGUMENT,
+                "trialstat_compute_statistics_log_histogram: NULL log_histograms buffer");
+  }
+  if (!rows) {
+    // Size query (BUFFER_TOO_SMALL with the count), as trialstat_compute_statistics.
+    return compute_statistics(trial, options, nullptr, nullptr, capacity, num_rows,
+                              "trialstat_compute_statistics_log_histogram");
+  }
+  return compute_statistics(trial, options, rows, log_histograms, capacity, num_rows,
+                            "trialstat_compute_statistics_log_histogram");
+}
+
+trialstat_status trialstat_log_histogram_edges(double* edges, size_t capacity, size_t* count) {
+  if (!count) return fail(TRIALSTAT_INVALID_ARGUMENT, "trialstat_log_histogram_edges: NULL count");
+  const auto table = trialstat::stats::log_histogram_edges();
+  *count = table.size();
+  if (!edges) return TRIALSTAT_OK;
+  if (capacity < table.size()) {
+    return fail(TRIALSTAT_BUFFER_TOO_SMALL,
+                fmt::format("trialstat_log_histogram_edges: {} edges, capacity {}", table.size(),
+                            capacity));
+  }
+  std::copy(table.begin(), table.end(), edges);
+  return TRIALSTAT_OK;
 }
 
 trialstat_status trialstat_evaluate_rules(trialstat_trial* trial, const trialstat_rule_spec* rules,

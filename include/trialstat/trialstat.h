@@ -200,6 +200,55 @@ trialstat_status trialstat_compute_statistics(trialstat_trial* trial,
                                               trialstat_stats_row* rows, size_t capacity,
                                               size_t* num_rows);
 
+/* ---- fixed log-scale histograms ------------------------------------------------------------ */
+
+/** @brief Bins of every log-scale histogram (the same for every tensor and step). */
+#define TRIALSTAT_LOG_HISTOGRAM_BINS 1548
+/** @brief Edges of the log-scale histogram (bins + 1). */
+#define TRIALSTAT_LOG_HISTOGRAM_EDGES 1549
+/** @brief Cells per row of a log-histogram buffer: the 1548 bin counts, then the five counts
+ *  beside the bins at these offsets. */
+#define TRIALSTAT_LOG_HISTOGRAM_CELLS 1553
+#define TRIALSTAT_LOG_HISTOGRAM_NAN 1548     /**< NaN */
+#define TRIALSTAT_LOG_HISTOGRAM_POS_INF 1549 /**< +Inf */
+#define TRIALSTAT_LOG_HISTOGRAM_NEG_INF 1550 /**< -Inf */
+#define TRIALSTAT_LOG_HISTOGRAM_BELOW 1551   /**< finite x < edge[0] (about -9.92e19) */
+#define TRIALSTAT_LOG_HISTOGRAM_ABOVE 1552   /**< finite x > edge[1548] (about 9.92e19) */
+
+/**
+ * @brief The edges of the fixed log-scale histogram, ascending, float64: TensorBoard's default
+ * buckets as smdebug builds them (v = 1e-12; v *= 1.1 while v < 1e20 gives 774 positive edges
+ * p; edges = [-p[773] ... -p[0], 0, p[0] ... p[773]], edge[774] = 0). Bin i = [edge[i],
+ * edge[i+1]), the last bin closed (`numpy.histogram(x, bins=edges)`).
+ * Two-phase like `trialstat_steps`: with `edges` NULL only `*count` (1549) is set.
+ * @param edges     [capacity] caller-owned, or NULL
+ * @param count     receives TRIALSTAT_LOG_HISTOGRAM_EDGES
+ * @return OK; BUFFER_TOO_SMALL when `capacity` < 1549 (edges non-NULL; nothing written);
+ *   INVALID_ARGUMENT (`count` NULL).
+ * Source: spec/FORMAT.md §10; smdebug `_get_default_bins`; include/trialstat/stats/log_histogram.hpp.
+ */
+trialstat_status trialstat_log_histogram_edges(double* edges, size_t capacity, size_t* count);
+
+/**
+ * @brief `trialstat_compute_statistics` plus the fixed log-scale histogram of every row, in one
+ * pass (the counts of `trialstat stats --log-hist`). Row r of `log_histograms` (int64,
+ * TRIALSTAT_LOG_HISTOGRAM_CELLS cells, row-major) belongs to `rows[r]`: cells [0, 1548) are the
+ * bin counts over the values converted to float64 (bool 0/1, integers to the nearest double),
+ * then NaN, +Inf, -Inf, below-range and above-range counts (offsets TRIALSTAT_LOG_HISTOGRAM_*);
+ * with a raw value (`has_raw` = 1) all 1553 cells sum to `numel`. A row without a raw value gets
+ * zero bin counts and -1 in the five side cells (as its `nan_count`).
+ * @param rows            [capacity] caller-owned
+ * @param log_histograms  [capacity × TRIALSTAT_LOG_HISTOGRAM_CELLS] caller-owned int64
+ * @param num_rows        receives the number of rows (on BUFFER_TOO_SMALL: the number needed)
+ * @return as `trialstat_compute_statistics`; INVALID_ARGUMENT when `log_histograms` is NULL
+ *   (with `rows` non-NULL). Counts are exact and identical on the CPU and CUDA backends.
+ */
+trialstat_status trialstat_compute_statistics_log_histogram(trialstat_trial* trial,
+                                                            const trialstat_stats_options* options,
+                                                            trialstat_stats_row* rows,
+                                                            int64_t* log_histograms,
+                                                            size_t capacity, size_t* num_rows);
+
 /* ---- rules -------------------------------------------------------------------------------- */
 
 /** @brief One rule: its smdebug name and SageMaker-style string parameters. */

@@ -356,6 +356,227 @@ static void test_rules_hand_written(const char* work) {
   trialstat_close(trial);
 }
 
+/* ---- fixed log-scale histograms ----------------------------------------------------------- */
+
+/* numpy.histogram(x, bins=edges) by hand: -1 NaN, -2 +Inf, -3 -Inf, -4 below, -5 above, else the
+ * bin (largest i with edge[i] <= x, the last bin closed). Linear scan: independent of the
+ * library's guess-and-correct search. */
+static int reference_log_bin(const double* edges, double x) {
+  int i;
+  if (isnan(x)) return -1;
+  if (isinf(x)) return x > 0 ? -2 : -3;
+  if (x < edges[0]) return -4;
+  if (x > edges[TRIALSTAT_LOG_HISTOGRAM_BINS]) return -5;
+  for (i = TRIALSTAT_LOG_HISTOGRAM_BINS - 1; i > 0; --i) {
+    if (edges[i] <= x) return i;
+  }
+  return 0;
+}
+
+static void reference_log_histogram(const double* edges, const double* values, size_t n,
+                                    int64_t* cells) {
+  size_t i;
+  memset(cells, 0, TRIALSTAT_LOG_HISTOGRAM_CELLS * sizeof *cells);
+  for (i = 0; i < n; ++i) {
+    const int b = reference_log_bin(edges, values[i]);
+    if (b >= 0) {
+      ++cells[b];
+    } else {
+      ++cells[TRIALSTAT_LOG_HISTOGRAM_BINS - 1 - b]; /* -1 -> NAN (1548) ... -5 -> ABOVE (1552) */
+    }
+  }
+}
+
+/* One step file of a trial with three tensors covering every cell kind (see test below). */
+#define LOGHIST_F64 16
+#define LOGHIST_F32 6
+#define LOGHIST_I32 5
+
+static void loghist_values(const double* edges, int64_t step, double* f64, float* f32,
+                           int32_t* i32) {
+  const double s = (double)step;
+  f64[0] = 0.0;
+  f64[1] = -0.0;
+  f64[2] = edges[775];  /* 1e-12: first positive bin, left edge inclusive */
+  f64[3] = edges[773];  /* -1e-12 */
+  f64[4] = 5e-13;       /* [0, 1e-12) */
+  f64[5] = NAN;
+  f64[6] = INFINITY;
+  f64[7] = -INFINITY;
+  f64[8] = 1e30;        /* above */
+  f64[9] = -1e30;       /* below */
+  f64[10] = edges[TRIALSTAT_LOG_HISTOGRAM_BINS]; /* the last edge: in the last (closed) bin */
+  f64[11] = edges[0];                            /* the first edge: bin 0 */
+  f64[12] = 1.0 + s;
+  f64[13] = -3.5 * (s + 1.0);
+  f64[14] = nextafter(edges[1000], 0.0); /* just below an edge */
+  f64[15] = 123456.75 * (s + 1.0);
+  f32[0] = 0.25f;
+  f32[1] = -0.25f * (float)(step + 1);
+  f32[2] = 3e38f;
+  f32[3] = (float)NAN;
+  f32[4] = 1e-30f;
+  f32[5] = -7.0f;
+  i32[0] = 0;
+  i32[1] = -1;
+  i32[2] = 2147483647;
+  i32[3] = -2147483647 - 1;
+  i32[4] = (int32_t)(1000 + step);
+}
+
+static void write_loghist_step(const char* root, const double* edges, int64_t step) {
+  char path[1200];
+  FILE* f;
+  buffer event;
+  double f64[LOGHIST_F64];
+  float f32[LOGHIST_F32];
+  int32_t i32[LOGHIST_I32];
+  const int64_t d64[1] = {LOGHIST_F64}, d32[2] = {2, 3}, di[1] = {LOGHIST_I32};
+  loghist_values(edges, step, f64, f32, i32);
+  snprintf(path, sizeof path, "%s/events", root);
+  make_dir(path);
+  snprintf(path, sizeof path, "%s/events/%012lld", root, (long long)step);
+  make_dir(path);
+  snprintf(path, sizeof path, "%s/events/%012lld/%012lld_worker_0.tfevents", root, (long long)step,
+           (long long)step);
+  f = fopen(path, "wb");
+  if (!f) {
+    fprintf(stderr, "cannot write %s\n", path);
+    exit(2);
+  }
+  encode_event(&event, step, "a_f64", 2, d64, 1, f64, sizeof f64, TRIALSTAT_MODE_TRAIN, step);
+  write_record(f, &event);
+  encode_event(&event, step, "b_f32", 1, d32, 2, f32, sizeof f32, TRIALSTAT_MODE_TRAIN, step);
+  write_record(f, &event);
+  encode_event(&event, step, "c_i32", 3, di, 1, i32, sizeof i32, TRIALSTAT_MODE_TRAIN, step);
+  write_record(f, &event);
+  fclose(f);
+}
+
+static void test_log_histogram_edges(double* edges) {
+  size_t count = 0;
+  int k;
+  double v = 1e-12;
+  CHECK(trialstat_log_histogram_edges(NULL, 0, &count) == TRIALSTAT_OK);
+  CHECK(count == TRIALSTAT_LOG_HISTOGRAM_EDGES);
+  CHECK(trialstat_log_histogram_edges(edges, 10, &count) == TRIALSTAT_BUFFER_TOO_SMALL);
+  CHECK(count == TRIALSTAT_LOG_HISTOGRAM_EDGES);
+  CHECK(trialstat_log_histogram_edges(edges, 0, NULL) == TRIALSTAT_INVALID_ARGUMENT);
+  for (k = 0; k < TRIALSTAT_LOG_HISTOGRAM_EDGES; ++k) edges[k] = NAN; /* poison */
+  CHECK(trialstat_log_histogram_edges(edges, TRIALSTAT_LOG_HISTOGRAM_EDGES, &count) == TRIALSTAT_OK);
+  /* smdebug's loop, recomputed here: edges are bit-exact float64 products */
+  CHECK(edges[774] == 0.0);
+  for (k = 0; k < 774; ++k) {
+    CHECK(edges[775 + k] == v);
+    CHECK(edges[773 - k] == -v);
+    v *= 1.1;
+  }
+  CHECK(v >= 1e20 && edges[TRIALSTAT_LOG_HISTOGRAM_BINS] < 1e20);
+  CHECK(edges[TRIALSTAT_LOG_HISTOGRAM_BINS] > 9.9e19 && edges[0] == -edges[TRIALSTAT_LOG_HISTOGRAM_BINS]);
+}
+
+static void test_log_histogram(const char* work) {
+  char root[1024];
+  trialstat_trial* trial = NULL;
+  double* edges = (double*)malloc(TRIALSTAT_LOG_HISTOGRAM_EDGES * sizeof(double));
+  int64_t* cells = NULL;
+  int64_t expected[TRIALSTAT_LOG_HISTOGRAM_CELLS];
+  trialstat_stats_options options;
+  trialstat_stats_row rows[8];
+  size_t rows_written = 0, i, k;
+  int64_t step;
+  if (!edges) return;
+  test_log_histogram_edges(edges);
+
+  snprintf(root, sizeof root, "rm -rf '%s/loghist'", work);
+  if (system(root) != 0) fprintf(stderr, "could not clean %s/loghist\n", work);
+  snprintf(root, sizeof root, "%s/loghist", work);
+  make_dir(root);
+  for (step = 0; step < 2; ++step) write_loghist_step(root, edges, step);
+  CHECK(trialstat_open(root, &trial) == TRIALSTAT_OK);
+  if (!trial) {
+    free(edges);
+    return;
+  }
+  cells = (int64_t*)malloc(8 * TRIALSTAT_LOG_HISTOGRAM_CELLS * sizeof(int64_t));
+  if (!cells) {
+    trialstat_close(trial);
+    free(edges);
+    return;
+  }
+  trialstat_stats_options_init(&options);
+  options.device = "cpu";
+  /* size query, too small, NULL histogram buffer */
+  CHECK(trialstat_compute_statistics_log_histogram(trial, &options, NULL, NULL, 0, &rows_written) ==
+        TRIALSTAT_BUFFER_TOO_SMALL);
+  CHECK(rows_written == 6);
+  CHECK(trialstat_compute_statistics_log_histogram(trial, &options, rows, cells, 2, &rows_written) ==
+        TRIALSTAT_BUFFER_TOO_SMALL);
+  CHECK(rows_written == 6);
+  CHECK(trialstat_compute_statistics_log_histogram(trial, &options, rows, NULL, 8, &rows_written) ==
+        TRIALSTAT_INVALID_ARGUMENT);
+  memset(cells, 0x7F, 8 * TRIALSTAT_LOG_HISTOGRAM_CELLS * sizeof(int64_t)); /* poison */
+  memset(rows, 0xFF, sizeof rows);
+  CHECK(trialstat_compute_statistics_log_histogram(trial, &options, rows, cells, 8, &rows_written) ==
+        TRIALSTAT_OK);
+  CHECK(rows_written == 6);
+  for (i = 0; i < rows_written && i < 6; ++i) {
+    const trialstat_stats_row* r = &rows[i];
+    const int64_t* c = cells + i * TRIALSTAT_LOG_HISTOGRAM_CELLS;
+    double f64[LOGHIST_F64], values[LOGHIST_F64];
+    float f32[LOGHIST_F32];
+    int32_t i32[LOGHIST_I32];
+    size_t n = 0, mismatches = 0;
+    int64_t total = 0;
+    loghist_values(edges, r->step, f64, f32, i32);
+    if (r->tensor == 0) {
+      for (k = 0; k < LOGHIST_F64; ++k) values[n++] = f64[k];
+    } else if (r->tensor == 1) {
+      for (k = 0; k < LOGHIST_F32; ++k) values[n++] = (double)f32[k];
+    } else {
+      for (k = 0; k < LOGHIST_I32; ++k) values[n++] = (double)i32[k];
+    }
+    reference_log_histogram(edges, values, n, expected);
+    CHECK(r->has_raw == 1 && r->numel == (int64_t)n);
+    for (k = 0; k < TRIALSTAT_LOG_HISTOGRAM_CELLS; ++k) {
+      total += c[k];
+      if (c[k] != expected[k]) {
+        if (mismatches++ < 5) {
+          fprintf(stderr, "tensor %u step %lld cell %zu: got %lld, expected %lld\n", r->tensor,
+                  (long long)r->step, k, (long long)c[k], (long long)expected[k]);
+        }
+      }
+    }
+    CHECK(mismatches == 0);
+    CHECK(total == r->numel);
+    CHECK(c[TRIALSTAT_LOG_HISTOGRAM_NAN] == r->nan_count);
+    CHECK(c[TRIALSTAT_LOG_HISTOGRAM_POS_INF] == r->pos_inf_count);
+    CHECK(c[TRIALSTAT_LOG_HISTOGRAM_NEG_INF] == r->neg_inf_count);
+    if (r->tensor == 0) {
+      /* hand-checked: 0, -0.0 and 5e-13 in [0, 1e-12); one of each side kind */
+      CHECK(c[774] == 3 && c[775] == 1 && c[773] == 1 && c[0] == 1);
+      CHECK(c[TRIALSTAT_LOG_HISTOGRAM_BINS - 1] == 1);
+      CHECK(c[TRIALSTAT_LOG_HISTOGRAM_NAN] == 1 && c[TRIALSTAT_LOG_HISTOGRAM_POS_INF] == 1 &&
+            c[TRIALSTAT_LOG_HISTOGRAM_NEG_INF] == 1 && c[TRIALSTAT_LOG_HISTOGRAM_BELOW] == 1 &&
+            c[TRIALSTAT_LOG_HISTOGRAM_ABOVE] == 1);
+      CHECK(c[999] == 1); /* nextafter(edges[1000], 0) */
+    }
+  }
+  /* the plain call still works on the same trial and agrees on the rows */
+  {
+    trialstat_stats_row plain[8];
+    CHECK(trialstat_compute_statistics(trial, &options, plain, 8, &rows_written) == TRIALSTAT_OK);
+    CHECK(rows_written == 6);
+    for (i = 0; i < rows_written && i < 6; ++i) {
+      CHECK(plain[i].tensor == rows[i].tensor && plain[i].step == rows[i].step &&
+            plain[i].nan_count == rows[i].nan_count && plain[i].l2 == rows[i].l2);
+    }
+  }
+  free(cells);
+  free(edges);
+  trialstat_close(trial);
+}
+
 /* ---- golden trials (../shared/trials/README.md) ------------------------------------------- */
 
 static int golden_present(const char* shared, const char* name) {
@@ -381,6 +602,63 @@ static trialstat_rule_status run_rule(const char* shared, const char* name, cons
   trialstat_rule_results_free(results);
   trialstat_close(trial);
   return status;
+}
+
+/* Every row of a golden trial: cells sum to numel and the side cells agree with the row's
+ * counts; rows without a raw value have zero bins and -1 side cells. */
+static void test_golden_log_histogram(const char* shared, const char* name) {
+  char path[1024];
+  trialstat_trial* trial = NULL;
+  trialstat_stats_options options;
+  trialstat_stats_row* rows = NULL;
+  int64_t* cells = NULL;
+  size_t needed = 0, written = 0, i, k, with_raw = 0, without_raw = 0, bad_sum = 0, bad_side = 0,
+         bad_missing = 0;
+  snprintf(path, sizeof path, "%s/%s", shared, name);
+  CHECK(trialstat_open(path, &trial) == TRIALSTAT_OK);
+  if (!trial) return;
+  trialstat_stats_options_init(&options);
+  CHECK(trialstat_count_statistics(trial, &options, &needed) == TRIALSTAT_OK && needed > 0);
+  rows = (trialstat_stats_row*)malloc(needed * sizeof *rows);
+  cells = (int64_t*)malloc(needed * TRIALSTAT_LOG_HISTOGRAM_CELLS * sizeof *cells);
+  if (rows && cells) {
+    memset(cells, 0x7F, needed * TRIALSTAT_LOG_HISTOGRAM_CELLS * sizeof *cells);
+    CHECK(trialstat_compute_statistics_log_histogram(trial, &options, rows, cells, needed,
+                                                     &written) == TRIALSTAT_OK);
+    CHECK(written == needed);
+    for (i = 0; i < written; ++i) {
+      const int64_t* c = cells + i * TRIALSTAT_LOG_HISTOGRAM_CELLS;
+      int64_t total = 0, binned = 0;
+      for (k = 0; k < TRIALSTAT_LOG_HISTOGRAM_CELLS; ++k) total += c[k];
+      for (k = 0; k < TRIALSTAT_LOG_HISTOGRAM_BINS; ++k) binned += c[k];
+      if (rows[i].has_raw) {
+        ++with_raw;
+        if (total != rows[i].numel) ++bad_sum;
+        if (c[TRIALSTAT_LOG_HISTOGRAM_NAN] != rows[i].nan_count ||
+            c[TRIALSTAT_LOG_HISTOGRAM_POS_INF] != rows[i].pos_inf_count ||
+            c[TRIALSTAT_LOG_HISTOGRAM_NEG_INF] != rows[i].neg_inf_count) {
+          ++bad_side;
+        }
+        /* the zero-count elements are all in bin 774 = [0, 1e-12) */
+        if (c[774] < rows[i].zero_count) ++bad_side;
+      } else {
+        ++without_raw;
+        if (binned != 0) ++bad_missing;
+        for (k = TRIALSTAT_LOG_HISTOGRAM_BINS; k < TRIALSTAT_LOG_HISTOGRAM_CELLS; ++k) {
+          if (c[k] != -1) ++bad_missing;
+        }
+      }
+    }
+    printf("%s log histograms: %zu rows with a raw value, %zu without\n", name, with_raw,
+           without_raw);
+    CHECK(with_raw + without_raw == written);
+    CHECK(bad_sum == 0 && bad_side == 0 && bad_missing == 0);
+    if (strcmp(name, "exploding") == 0) CHECK(with_raw > 0);
+    if (strcmp(name, "reductions_only") == 0) CHECK(without_raw > 0);
+  }
+  free(rows);
+  free(cells);
+  trialstat_close(trial);
 }
 
 static void test_golden(const char* shared) {
@@ -417,6 +695,9 @@ static void test_golden(const char* shared) {
   }
   trialstat_close(trial);
 
+  test_golden_log_histogram(shared, "exploding");
+  if (golden_present(shared, "reductions_only")) test_golden_log_histogram(shared, "reductions_only");
+
   CHECK(run_rule(shared, "exploding", "ExplodingTensor") == TRIALSTAT_RULE_ISSUES_FOUND);
   CHECK(run_rule(shared, "healthy_mlp", "ExplodingTensor") == TRIALSTAT_RULE_NO_ISSUES_FOUND);
   CHECK(run_rule(shared, "vanishing", "VanishingGradient") == TRIALSTAT_RULE_ISSUES_FOUND);
@@ -431,6 +712,7 @@ int main(int argc, char** argv) {
   test_errors(work);
   test_hand_written(work);
   test_rules_hand_written(work);
+  test_log_histogram(work);
   if (golden_present(shared, "healthy_mlp")) {
     test_golden(shared);
   } else {
