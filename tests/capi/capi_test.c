@@ -136,17 +136,10 @@ static void make_dir(const char* path) {
   }
 }
 
-/* One step file with tensors "w" (float32 [[1,-2],[3,4]] + step) and "z" (int32 zeros [3]). */
-static void write_step(const char* root, int64_t step, int mode, int64_t mode_step) {
-  char path[1024];
+/* Create <root>/events/<step>/ and open its worker_0 event file for writing (exits on failure). */
+static FILE* open_step_file(const char* root, int64_t step) {
+  char path[1200];
   FILE* f;
-  buffer event;
-  float w[4] = {1.0f, -2.0f, 3.0f, 4.0f};
-  int32_t z[3] = {0, 0, 0};
-  const int64_t wdims[2] = {2, 2};
-  const int64_t zdims[1] = {3};
-  int i;
-  for (i = 0; i < 4; ++i) w[i] += (float)step;
   snprintf(path, sizeof path, "%s/events", root);
   make_dir(path);
   snprintf(path, sizeof path, "%s/events/%012lld", root, (long long)step);
@@ -158,6 +151,20 @@ static void write_step(const char* root, int64_t step, int mode, int64_t mode_st
     fprintf(stderr, "cannot write %s\n", path);
     exit(2);
   }
+  return f;
+}
+
+/* One step file with tensors "w" (float32 [[1,-2],[3,4]] + step) and "z" (int32 zeros [3]). */
+static void write_step(const char* root, int64_t step, int mode, int64_t mode_step) {
+  FILE* f;
+  buffer event;
+  float w[4] = {1.0f, -2.0f, 3.0f, 4.0f};
+  int32_t z[3] = {0, 0, 0};
+  const int64_t wdims[2] = {2, 2};
+  const int64_t zdims[1] = {3};
+  int i;
+  for (i = 0; i < 4; ++i) w[i] += (float)step;
+  f = open_step_file(root, step);
   encode_event(&event, step, "w", 1, wdims, 2, w, sizeof w, mode, mode_step);
   write_record(f, &event);
   encode_event(&event, step, "z", 3, zdims, 1, z, sizeof z, mode, mode_step);
@@ -425,7 +432,6 @@ static void loghist_values(const double* edges, int64_t step, double* f64, float
 }
 
 static void write_loghist_step(const char* root, const double* edges, int64_t step) {
-  char path[1200];
   FILE* f;
   buffer event;
   double f64[LOGHIST_F64];
@@ -433,17 +439,7 @@ static void write_loghist_step(const char* root, const double* edges, int64_t st
   int32_t i32[LOGHIST_I32];
   const int64_t d64[1] = {LOGHIST_F64}, d32[2] = {2, 3}, di[1] = {LOGHIST_I32};
   loghist_values(edges, step, f64, f32, i32);
-  snprintf(path, sizeof path, "%s/events", root);
-  make_dir(path);
-  snprintf(path, sizeof path, "%s/events/%012lld", root, (long long)step);
-  make_dir(path);
-  snprintf(path, sizeof path, "%s/events/%012lld/%012lld_worker_0.tfevents", root, (long long)step,
-           (long long)step);
-  f = fopen(path, "wb");
-  if (!f) {
-    fprintf(stderr, "cannot write %s\n", path);
-    exit(2);
-  }
+  f = open_step_file(root, step);
   encode_event(&event, step, "a_f64", 2, d64, 1, f64, sizeof f64, TRIALSTAT_MODE_TRAIN, step);
   write_record(f, &event);
   encode_event(&event, step, "b_f32", 1, d32, 2, f32, sizeof f32, TRIALSTAT_MODE_TRAIN, step);
