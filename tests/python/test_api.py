@@ -209,6 +209,11 @@ def test_live_trial_refresh_and_step_states(shared_trials, tmp_path, monkeypatch
     with trialstat.no_refresh(trial):
         _copy_steps(src, live, {25})
         assert trial.steps() == [0, 5, 10, 15, 20]
+        with trialstat.refresh([trial]):                      # nested: on again, then off
+            assert trial.dynamic_refresh
+        assert not trial.dynamic_refresh
+        assert trial.steps() == [0, 5, 10, 15, 20]
+    assert trial.dynamic_refresh
     assert trial.steps()[-1] == 25
     assert t.value(15).ndim == 2
     open(os.path.join(live, "training_job_end.ts"), "w").close()

@@ -550,28 +550,24 @@ def create_trial(path, name=None, profiler=False, output_dir=None, **kwargs):
 
 
 @contextlib.contextmanager
+def _dynamic_refresh(trials, enabled):
+    """Set ``dynamic_refresh`` of one trial or a list of them for the block, then restore it."""
+    trials = trials if isinstance(trials, (list, tuple)) else [trials]
+    previous = [t.dynamic_refresh for t in trials]
+    for t in trials:
+        t.dynamic_refresh = enabled
+    try:
+        yield
+    finally:
+        for t, p in zip(trials, previous):
+            t.dynamic_refresh = p
+
+
 def no_refresh(trials):
     """Disable automatic refresh (smdebug.analysis.utils.no_refresh)."""
-    trials = trials if isinstance(trials, (list, tuple)) else [trials]
-    previous = [t.dynamic_refresh for t in trials]
-    for t in trials:
-        t.dynamic_refresh = False
-    try:
-        yield
-    finally:
-        for t, p in zip(trials, previous):
-            t.dynamic_refresh = p
+    return _dynamic_refresh(trials, False)
 
 
-@contextlib.contextmanager
 def refresh(trials):
     """Enable automatic refresh (smdebug.analysis.utils.refresh)."""
-    trials = trials if isinstance(trials, (list, tuple)) else [trials]
-    previous = [t.dynamic_refresh for t in trials]
-    for t in trials:
-        t.dynamic_refresh = True
-    try:
-        yield
-    finally:
-        for t, p in zip(trials, previous):
-            t.dynamic_refresh = p
+    return _dynamic_refresh(trials, True)
