@@ -27,8 +27,7 @@ class all_zero final : public rule {
     if (!ids) return ids.error_status();
     plan::tensor_request request;
     request.moments = true;
-    for (const auto t : *ids) plan.request(t, request);
-    selected_.assign(std::move(*ids));
+    selected_.request(std::move(*ids), request, plan);
     return status::success();
   }
 

@@ -35,8 +35,7 @@ class check_input_images final : public rule {
     // moments stay on (cheap): a statistics reader that predates tensor_request::needs_raw()
     // decodes a tensor only for moments, histograms, history or axis-0 counts.
     request.channel_axes = {params_.channel};
-    for (const auto t : *ids) plan.request(t, request);
-    selected_.assign(std::move(*ids));
+    selected_.request(std::move(*ids), request, plan);
     return status::success();
   }
 

@@ -17,7 +17,7 @@ namespace {
 
 constexpr std::string_view rule_name = "ClassImbalance";
 
-using record_list = std::vector<const plan::statistics_record*>;
+using record_list = detail::label_prediction_pairs::record_list;
 
 /// Per-class label counts n_c and correct predictions k_c, accumulated over steps.
 struct class_totals {
@@ -38,30 +38,14 @@ class class_imbalance final : public rule {
     const std::string prediction_regex[] = {params_.predictions_regex};
     auto predictions = detail::select_tensors(rule_name, trial, {}, prediction_regex, false);
     if (!predictions) return predictions.error_status();
-    plan::tensor_request request;
-    request.moments = true;  // the largest class seen
-    request.keep_values = true;
-    for (const auto t : *labels) plan.request(t, request);
-    for (const auto t : *predictions) plan.request(t, request);
-    labels_.assign(std::move(*labels));
-    predictions_.assign(std::move(*predictions));
+    pairs_.request(std::move(*labels), std::move(*predictions), plan);
     return status::success();
   }
 
   void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
                      std::vector<finding>& findings) override {
-    detail::pick_records(trial, step, labels_, params_.evaluate_all_workers, label_records_);
-    detail::pick_records(trial, step, predictions_, params_.evaluate_all_workers,
-                         prediction_records_);
-    std::map<trial::worker_id, std::pair<record_list, record_list>> sides;
-    const auto key = [&](const plan::statistics_record* r) {
-      return params_.evaluate_all_workers ? r->worker : trial::worker_id{0};
-    };
     // A tensor matched by both regexes is a label tensor only.
-    for (const auto* r : label_records_) sides[key(r)].first.push_back(r);
-    for (const auto* r : prediction_records_) {
-      if (!labels_.contains(r->tensor)) sides[key(r)].second.push_back(r);
-    }
+    const auto& sides = pairs_.pair(trial, step, params_.evaluate_all_workers, /*labels_win=*/true);
     for (const auto& [worker, pair] : sides) {
       class_totals& totals = totals_[worker];
       if (!accumulate(pair.first, pair.second, totals)) continue;
@@ -173,11 +157,8 @@ class class_imbalance final : public rule {
   }
 
   class_imbalance_params params_;
-  detail::tensor_set labels_;
-  detail::tensor_set predictions_;
+  detail::label_prediction_pairs pairs_;
   std::map<trial::worker_id, class_totals> totals_;
-  record_list label_records_;
-  record_list prediction_records_;
   std::vector<double> label_values_;
   std::vector<double> prediction_values_;
 };

@@ -17,7 +17,7 @@ namespace {
 
 constexpr std::string_view rule_name = "Confusion";
 
-using record_list = std::vector<const plan::statistics_record*>;
+using record_list = detail::label_prediction_pairs::record_list;
 
 class confusion final : public rule {
  public:
@@ -30,27 +30,13 @@ class confusion final : public rule {
     if (!labels) return labels.error_status();
     auto predictions = side_tensors(trial, params_.predictions_collection, params_.predictions);
     if (!predictions) return predictions.error_status();
-    plan::tensor_request request;
-    request.moments = true;  // the largest class seen (category_no's default)
-    request.keep_values = true;
-    for (const auto t : *labels) plan.request(t, request);
-    for (const auto t : *predictions) plan.request(t, request);
-    labels_.assign(std::move(*labels));
-    predictions_.assign(std::move(*predictions));
+    pairs_.request(std::move(*labels), std::move(*predictions), plan);
     return status::success();
   }
 
   void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
                      std::vector<finding>& findings) override {
-    detail::pick_records(trial, step, labels_, params_.evaluate_all_workers, label_records_);
-    detail::pick_records(trial, step, predictions_, params_.evaluate_all_workers,
-                         prediction_records_);
-    std::map<trial::worker_id, std::pair<record_list, record_list>> sides;
-    const auto key = [&](const plan::statistics_record* r) {
-      return params_.evaluate_all_workers ? r->worker : trial::worker_id{0};
-    };
-    for (const auto* r : label_records_) sides[key(r)].first.push_back(r);
-    for (const auto* r : prediction_records_) sides[key(r)].second.push_back(r);
+    const auto& sides = pairs_.pair(trial, step, params_.evaluate_all_workers, /*labels_win=*/false);
     for (const auto& [worker, pair] : sides) evaluate(trial, pair.first, pair.second, findings);
   }
 
@@ -129,10 +115,7 @@ class confusion final : public rule {
   }
 
   confusion_params params_;
-  detail::tensor_set labels_;
-  detail::tensor_set predictions_;
-  record_list label_records_;
-  record_list prediction_records_;
+  detail::label_prediction_pairs pairs_;
   std::vector<double> label_values_;
   std::vector<double> prediction_values_;
 };

@@ -23,8 +23,7 @@ class dead_relu final : public rule {
     plan::tensor_request request;
     request.moments = false;
     request.axis0 = {positive_};
-    for (const auto t : *ids) plan.request(t, request);
-    selected_.assign(std::move(*ids));
+    selected_.request(std::move(*ids), request, plan);
     axis0_index_.assign(selected_.size(), -1);
     return status::success();
   }

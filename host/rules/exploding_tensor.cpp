@@ -26,8 +26,7 @@ class exploding_tensor final : public rule {
     plan::tensor_request request;
     request.moments = true;
     request.saved_reductions = true;  // [prop] judged from reductions when the raw is absent
-    for (const auto t : *ids) plan.request(t, request);
-    selected_.assign(std::move(*ids));
+    selected_.request(std::move(*ids), request, plan);
     return status::success();
   }
 

@@ -28,8 +28,7 @@ class feature_importance_overweight final : public rule {
     if (!ids) return ids.error_status();
     plan::tensor_request request;
     request.moments = true;  // the record's `scalar`
-    for (const auto t : *ids) plan.request(t, request);
-    selected_.assign(std::move(*ids));
+    selected_.request(std::move(*ids), request, plan);
     return status::success();
   }
 

@@ -41,8 +41,7 @@ class loss_not_decreasing final : public rule {
     if (ids->empty()) ids = trial.sorted_tensor_ids();
     plan::tensor_request request;
     request.moments = true;  // the record's `scalar` comes with the moments
-    for (const auto t : *ids) plan.request(t, request);
-    selected_.assign(std::move(*ids));
+    selected_.request(std::move(*ids), request, plan);
     return status::success();
   }
 

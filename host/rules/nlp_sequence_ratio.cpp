@@ -27,8 +27,7 @@ class nlp_sequence_ratio final : public rule {
     // moments stay on (cheap): a statistics reader that predates tensor_request::needs_raw()
     // decodes a tensor only for moments, histograms, history or axis-0 counts.
     request.equal_values = params_.token_values;
-    for (const auto t : *ids) plan.request(t, request);
-    selected_.assign(std::move(*ids));
+    selected_.request(std::move(*ids), request, plan);
     return status::success();
   }
 

@@ -34,8 +34,7 @@ class overfit final : public rule {
     if (!ids) return ids.error_status();
     plan::tensor_request request;
     request.moments = true;  // the record's `scalar` comes with the moments
-    for (const auto t : *ids) plan.request(t, request);
-    selected_.assign(std::move(*ids));
+    selected_.request(std::move(*ids), request, plan);
     return status::success();
   }
 

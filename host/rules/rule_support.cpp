@@ -25,6 +25,12 @@ void tensor_set::assign(std::vector<trial::tensor_id> ids) {
   for (std::size_t i = 0; i < ids_.size(); ++i) rank_[ids_[i]] = static_cast<int64_t>(i);
 }
 
+void tensor_set::request(std::vector<trial::tensor_id> ids, const plan::tensor_request& request,
+                         plan::read_plan& plan) {
+  for (const auto t : ids) plan.request(t, request);
+  assign(std::move(ids));
+}
+
 result<std::vector<trial::tensor_id>> select_tensors(std::string_view rule,
                                                      const trial::catalog& trial,
                                                      std::span<const std::string> collections,
@@ -84,6 +90,32 @@ void group_by_worker(std::span<const plan::statistics_record* const> picked, boo
     }
     groups[g].push_back(r);
   }
+}
+
+void label_prediction_pairs::request(std::vector<trial::tensor_id> labels,
+                                     std::vector<trial::tensor_id> predictions,
+                                     plan::read_plan& plan) {
+  plan::tensor_request request;
+  request.moments = true;  // the largest class seen
+  request.keep_values = true;
+  labels_.request(std::move(labels), request, plan);
+  predictions_.request(std::move(predictions), request, plan);
+}
+
+const label_prediction_pairs::sides& label_prediction_pairs::pair(const trial::catalog& trial,
+                                                                  const plan::step_statistics& step,
+                                                                  bool all_workers, bool labels_win) {
+  pick_records(trial, step, labels_, all_workers, label_records_);
+  pick_records(trial, step, predictions_, all_workers, prediction_records_);
+  sides_.clear();
+  const auto key = [&](const plan::statistics_record* r) {
+    return all_workers ? r->worker : trial::worker_id{0};
+  };
+  for (const auto* r : label_records_) sides_[key(r)].first.push_back(r);
+  for (const auto* r : prediction_records_) {
+    if (!labels_win || !labels_.contains(r->tensor)) sides_[key(r)].second.push_back(r);
+  }
+  return sides_;
 }
 
 result<std::vector<trial::tensor_id>> select_loss_tensors(std::string_view rule,

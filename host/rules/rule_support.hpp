@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "trialstat/io/file_reader.hpp"
@@ -29,6 +31,9 @@ class tensor_set {
  public:
   /// `ids` sorted by name (as catalog::select returns them).
   void assign(std::vector<trial::tensor_id> ids);
+  /// `assign(ids)`, and ask `plan` for `request` on each of them (a rule's usual `prepare`).
+  void request(std::vector<trial::tensor_id> ids, const plan::tensor_request& request,
+               plan::read_plan& plan);
   [[nodiscard]] bool contains(trial::tensor_id t) const noexcept {
     return t < rank_.size() && rank_[t] >= 0;
   }
@@ -63,6 +68,33 @@ void pick_records(const trial::catalog& trial, const plan::step_statistics& step
 /// tensor), else one group holding every record of `picked`. `groups` is cleared first.
 void group_by_worker(std::span<const plan::statistics_record* const> picked, bool all_workers,
                      std::vector<std::vector<const plan::statistics_record*>>& groups);
+
+/// The label and prediction tensors of a classification rule (Confusion, ClassImbalance) and
+/// each step's records of them, paired by worker.
+class label_prediction_pairs {
+ public:
+  using record_list = std::vector<const plan::statistics_record*>;
+  using sides = std::map<trial::worker_id, std::pair<record_list, record_list>>;
+
+  /// Keep both tensor sets (sorted by name) and request in `plan` what the rules read: the raw
+  /// values (`keep_values`) and the moments (the largest class seen).
+  void request(std::vector<trial::tensor_id> labels, std::vector<trial::tensor_id> predictions,
+               plan::read_plan& plan);
+
+  /// This step's records as (labels, predictions) per worker: one entry per worker with
+  /// `all_workers`, else one entry (worker 0) with smdebug's default worker's records
+  /// (`pick_records`). With `labels_win`, a tensor on both sides is a label tensor only. Valid
+  /// until the next call.
+  const sides& pair(const trial::catalog& trial, const plan::step_statistics& step,
+                    bool all_workers, bool labels_win);
+
+ private:
+  tensor_set labels_;
+  tensor_set predictions_;
+  record_list label_records_;
+  record_list prediction_records_;
+  sides sides_;
+};
 
 /// Key of per-(tensor, worker) state; the worker part is 0 unless `per_worker`.
 [[nodiscard]] inline uint64_t state_key(trial::tensor_id tensor, trial::worker_id worker,

@@ -32,8 +32,7 @@ class tensor_variance final : public rule {
     plan::tensor_request request;
     request.moments = true;
     request.saved_reductions = true;  // variance / std when the raw tensor is not saved
-    for (const auto t : *ids) plan.request(t, request);
-    selected_.assign(std::move(*ids));
+    selected_.request(std::move(*ids), request, plan);
     return status::success();
   }
 

@@ -32,8 +32,7 @@ class unchanged_tensor final : public rule {
     request.moments = false;
     request.history_depth = static_cast<int>(params_.num_steps - 1);
     request.allclose = {allclose_};
-    for (const auto t : *ids) plan.request(t, request);
-    selected_.assign(std::move(*ids));
+    selected_.request(std::move(*ids), request, plan);
     allclose_index_.assign(selected_.size(), -1);
     return status::success();
   }

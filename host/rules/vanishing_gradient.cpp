@@ -24,8 +24,7 @@ class vanishing_gradient final : public rule {
     plan::tensor_request request;
     request.moments = true;
     request.saved_reductions = true;  // abs_mean when the raw gradient is not saved
-    for (const auto t : *ids) plan.request(t, request);
-    selected_.assign(std::move(*ids));
+    selected_.request(std::move(*ids), request, plan);
     return status::success();
   }
 
