@@ -86,13 +86,23 @@ __global__ void __launch_bounds__(copy_threads)
 
 // ---- buffers that are allocated once and grow only past their largest use --------------------
 
-class device_block {
+inline cudaError_t device_alloc(void** ptr, std::size_t bytes) { return cudaMalloc(ptr, bytes); }
+inline cudaError_t device_free(void* ptr) { return cudaFree(ptr); }
+inline cudaError_t pinned_alloc(void** ptr, std::size_t bytes) {
+  return cudaHostAlloc(ptr, bytes, cudaHostAllocDefault);
+}
+inline cudaError_t pinned_free(void* ptr) { return cudaFreeHost(ptr); }
+
+/// CUDA memory (device: cudaMalloc; pinned host: cudaHostAlloc) that is allocated once and
+/// grows only past its largest use, at least doubling.
+template <cudaError_t (*Alloc)(void**, std::size_t), cudaError_t (*Free)(void*)>
+class growing_block {
  public:
-  device_block() = default;
-  device_block(const device_block&) = delete;
-  device_block& operator=(const device_block&) = delete;
-  ~device_block() {
-    if (ptr_ != nullptr) static_cast<void>(cudaFree(ptr_));
+  growing_block() = default;
+  growing_block(const growing_block&) = delete;
+  growing_block& operator=(const growing_block&) = delete;
+  ~growing_block() {
+    if (ptr_ != nullptr) static_cast<void>(Free(ptr_));
   }
   /// At least `bytes`; the old contents are lost (callers grow only idle blocks).
   status reserve(std::size_t bytes, int64_t& growths) {
@@ -100,11 +110,11 @@ class device_block {
     const std::size_t want = std::max(align_up(std::max<std::size_t>(bytes, 1)), bytes_ * 2);
     if (ptr_ != nullptr) {
       growths += 1;
-      TRIALSTAT_CUDA_TRY(cudaFree(ptr_));
+      TRIALSTAT_CUDA_TRY(Free(ptr_));
       ptr_ = nullptr;
       bytes_ = 0;
     }
-    TRIALSTAT_CUDA_TRY(cudaMalloc(&ptr_, want));
+    TRIALSTAT_CUDA_TRY(Alloc(&ptr_, want));
     bytes_ = want;
     return status::success();
   }
@@ -115,33 +125,8 @@ class device_block {
   std::size_t bytes_ = 0;
 };
 
-class pinned_block {
- public:
-  pinned_block() = default;
-  pinned_block(const pinned_block&) = delete;
-  pinned_block& operator=(const pinned_block&) = delete;
-  ~pinned_block() {
-    if (ptr_ != nullptr) static_cast<void>(cudaFreeHost(ptr_));
-  }
-  status reserve(std::size_t bytes, int64_t& growths) {
-    if (bytes <= bytes_ && ptr_ != nullptr) return status::success();
-    const std::size_t want = std::max(align_up(std::max<std::size_t>(bytes, 1)), bytes_ * 2);
-    if (ptr_ != nullptr) {
-      growths += 1;
-      TRIALSTAT_CUDA_TRY(cudaFreeHost(ptr_));
-      ptr_ = nullptr;
-      bytes_ = 0;
-    }
-    TRIALSTAT_CUDA_TRY(cudaHostAlloc(&ptr_, want, cudaHostAllocDefault));
-    bytes_ = want;
-    return status::success();
-  }
-  [[nodiscard]] std::byte* get() const noexcept { return static_cast<std::byte*>(ptr_); }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
-};
+using device_block = growing_block<device_alloc, device_free>;
+using pinned_block = growing_block<pinned_alloc, pinned_free>;
 
 // ---- per-batch bookkeeping --------------------------------------------------------------------
 
