@@ -7,6 +7,8 @@ find_package(nlohmann_json 3.10 REQUIRED)       # nlohmann-json3-dev
 find_package(fmt REQUIRED)                      # libfmt-dev
 find_package(simdjson REQUIRED)                 # libsimdjson-dev
 find_package(Eigen3 3.4 REQUIRED NO_MODULE)     # libeigen3-dev
+find_package(CURL 7.75 REQUIRED)               # libcurl4-openssl-dev: S3 source (SigV4, multi)
+find_package(pugixml REQUIRED)                  # libpugixml-dev: S3 listing and error XML
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)  # libpcre2-dev: Python re semantics
 if(TRIALSTAT_ENABLE_OPENMP)

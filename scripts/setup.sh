@@ -18,6 +18,7 @@ packages=(
   libsimdjson-dev                     # index JSON files (the catalog's hot path)
   libeigen3-dev                       # CPU kernels and the example trainer
   libpcre2-dev                        # Python re.search-compatible tensor-name regexes
+  libcurl4-openssl-dev libpugixml-dev # S3 source: HTTP + SigV4 (libcurl), listing XML (pugixml)
   libgtest-dev libgmock-dev           # tests
   libbenchmark-dev                    # bench/
   python3 python3-numpy               # bench/ numpy comparison, golden cross-checks
@@ -53,6 +54,8 @@ if [[ "${SKIP_PYTHON:-0}" != "1" ]]; then
     [[ -x "$venv/bin/python" ]] || "$py" -m venv "$venv"
   done
   .venv/bin/python -m pip install -q --disable-pip-version-check -r tools/python/requirements-build.txt
+  # tests/s3: a real S3-compatible server on loopback (moto's server mode) and boto3.
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r tests/s3/requirements.txt
   .venv-smdebug/bin/python -m pip install -q --disable-pip-version-check -r tools/python/requirements-smdebug.txt
   python_cmake=(-DTRIALSTAT_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$PWD/.venv/bin/python")
 fi

@@ -93,6 +93,9 @@ trialstat_status open_impl(const char* path, std::optional<int64_t> begin,
     trialstat::trial::catalog_options options;
     options.range_begin = begin;
     options.range_end = end;
+    auto s3 = trialstat::io::s3_options_from_environment();  // s3:// trials: TRIALSTAT_S3_*
+    if (!s3) return fail(s3.error_status());
+    options.source.s3 = *s3;
     auto catalog = trialstat::trial::catalog::open(path, options);
     if (!catalog) return fail(catalog.error_status());
     *out = new trialstat_trial(std::move(*catalog));

@@ -20,10 +20,10 @@ uint64_t load_le64(const std::byte* p) noexcept {
 
 }  // namespace
 
-status read_tensor_record(const file_reader& file, uint64_t start_bytes, uint64_t length_bytes,
+status read_tensor_record(const object_reader& file, uint64_t start_bytes, uint64_t length_bytes,
                           record_read_buffers& buffers, event_record& out,
                           record_frame* frame_out) {
-  const std::string file_name = file.path().string();
+  const std::string file_name = file.display_name();
   const auto prefixed = [&](error_code code, std::string_view detail) {
     return status(code, fmt::format("{}: record at byte {}: {}", file_name, start_bytes, detail));
   };

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "host/live/change_notifier.hpp"
+#include "trialstat/io/trial_source.hpp"
 #include "trialstat/actions/actions.hpp"
 
 namespace trialstat::live {
@@ -79,14 +80,16 @@ class watch_loop {
       : root_(std::move(root)),
         options_(options),
         on_event_(on_event),
-        notifier_(root_, options.use_inotify) {
+        remote_(io::is_s3_location(root_.string())),
+        notifier_(root_, options.use_inotify && !remote_) {  // S3: polling only
     for (auto& r : rules) {
       invocations_.push_back(std::move(r.invocation));
       actions_.push_back(std::move(r.actions));
     }
     if (!options_.stop_signal_file.empty()) {
-      stop_signal_ = options_.stop_signal_file.is_relative() ? root_ / options_.stop_signal_file
-                                                               : options_.stop_signal_file;
+      // Relative: inside a local trial folder; for an S3 trial, the current folder.
+      stop_signal_ = options_.stop_signal_file.is_relative() && !remote_ ? root_ / options_.stop_signal_file
+                                                                         : options_.stop_signal_file;
     }
   }
 
@@ -151,16 +154,20 @@ class watch_loop {
 
   status open_catalog() {
     std::error_code ec;
-    if (!fs::is_directory(root_, ec)) {
+    if (!remote_ && !fs::is_directory(root_, ec)) {
       waiting(fmt::format("waiting for the trial folder {}", root_.string()));
       return status::success();
     }
     trial::catalog_options catalog_options;
     // While live, an event file without its index may still be being written: index files only.
     catalog_options.scan_missing_index = false;
-    auto opened = trial::catalog::open(root_, catalog_options);
+    catalog_options.source = options_.source;
+    auto opened = trial::catalog::open(root_.string(), catalog_options);
     if (!opened) {
-      if (opened.error_status().code() == error_code::not_found) return status::success();
+      if (opened.error_status().code() == error_code::not_found) {
+        if (remote_) waiting(fmt::format("waiting for the trial {}", root_.string()));
+        return status::success();
+      }
       return opened.error_status();
     }
     catalog_.emplace(std::move(*opened));
@@ -381,6 +388,7 @@ class watch_loop {
   }
 
   fs::path root_;
+  bool remote_ = false;
   const watch_options& options_;
   const event_callback& on_event_;
   detail::change_notifier notifier_;

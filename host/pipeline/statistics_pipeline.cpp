@@ -82,18 +82,17 @@ status check_step_files(const trial::catalog& trial, const plan::read_plan& plan
   }
   for (const auto& [file, end] : ends) {
     const std::filesystem::path& rel = trial.event_file(file);
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(trial.root() / rel, ec);
-    if (ec == std::errc::no_such_file_or_directory) {
+    const auto size = trial.source().object_size(rel.string());
+    if (size && !size->has_value()) {
       return status(error_code::truncated_record,
                     fmt::format("{}: event file of step {} not there yet (its index file is)",
                                 rel.string(), info.step));
     }
-    if (!ec && size < end) {
+    if (size && **size < end) {
       return status(error_code::truncated_record,
                     fmt::format("{}: {} bytes, but the index of step {} lists records up to byte "
                                 "{} (a record cut short at the tail)",
-                                rel.string(), size, info.step, end));
+                                rel.string(), **size, info.step, end));
     }
   }
   return status::success();
@@ -175,6 +174,21 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
   pipeline_counters counters;
   if (todo.empty()) return counters;
 
+  // Remote sources fetch the reads of the steps ahead while these are decoded and computed.
+  detail::step_reader planner(s.trial, s.plan, s.options);
+  std::size_t planned_step = 0;
+  std::deque<io::object_read> planned;
+  auto read_ahead = s.trial.source().start_read_ahead([&](io::object_read& next) {
+    while (planned.empty() && planned_step < todo.size()) {
+      planner.for_each_read(todo[planned_step++], [&](trial::file_id file, const std::vector<io::byte_range>& ranges) {
+        planned.push_back({s.trial.event_file(file).string(), ranges});
+      });
+    }
+    if (planned.empty()) return false;
+    next = std::move(planned.front());
+    planned.pop_front();
+    return true;
+  });
   batch_exchange exchange({&s.batches[0], &s.batches[1]});
   detail::step_reader reader(s.trial, s.plan, s.options, s.executor->staging_pool());
   std::thread reader_thread([&] {

@@ -27,21 +27,37 @@ std::byte* event_file_bytes::storage(std::size_t bytes, memory::pinned_pool* poo
   return buffer_.data();
 }
 
-result<int64_t> event_file_bytes::load(const io::file_reader& reader,
-                                       const std::vector<std::pair<uint64_t, uint64_t>>& ranges,
+result<int64_t> event_file_bytes::load(const io::object_reader& reader, const std::vector<io::byte_range>& ranges,
                                        std::size_t whole_file_limit_bytes, memory::pinned_pool* pool,
                                        bool map, std::size_t map_min_bytes) {
   mapping_.reset();
   uint64_t wanted = 0;
-  for (const auto& r : ranges) wanted += r.second;
-  const uint64_t size = reader.size_bytes();
+  for (const auto& r : ranges) wanted += r.length_bytes;
+  const io::file_reader* local = reader.local_file();
+  ranges_.clear();
+  if (local == nullptr) {
+    // Remote: only the ranges (the source coalesces nearby ones and fetches them concurrently).
+    whole_ = false;
+    file_size_ = 0;
+    std::byte* out = storage(wanted + io::record_padding_bytes, pool);
+    available_.resize(ranges.size());
+    TRIALSTAT_RETURN_IF_ERROR(reader.read_ranges(ranges, out, available_));
+    std::fill(out + wanted, out + wanted + io::record_padding_bytes, std::byte{0});
+    uint64_t cursor = 0;
+    for (std::size_t i = 0; i < ranges.size(); ++i) {
+      ranges_.insert_or_assign(ranges[i].offset_bytes, std::make_pair(cursor, available_[i]));
+      file_size_ = std::max(file_size_, ranges[i].offset_bytes + available_[i]);
+      cursor += ranges[i].length_bytes;
+    }
+    return static_cast<int64_t>(wanted);
+  }
+  const uint64_t size = local->size_bytes();
   file_size_ = size;
   // Whole file when most of it is wanted (one sequential read); else only the ranges.
   whole_ = size <= whole_file_limit_bytes && (wanted * 2 >= size || size <= (uint64_t{1} << 20));
-  ranges_.clear();
   if (whole_ && map && pool == nullptr && size >= map_min_bytes) {
     // A file system that cannot map (some FUSE mounts) is read below instead.
-    if (auto mapped = reader.map_all()) {
+    if (auto mapped = local->map_all()) {
       mapping_ = std::move(*mapped);
       data_ = {mapping_.data(), static_cast<std::size_t>(size) + io::record_padding_bytes};
       return static_cast<int64_t>(size);
@@ -49,7 +65,7 @@ result<int64_t> event_file_bytes::load(const io::file_reader& reader,
   }
   if (whole_) {
     std::byte* out = storage(size + io::record_padding_bytes, pool);
-    TRIALSTAT_RETURN_IF_ERROR(reader.read_at(0, {out, size}));
+    TRIALSTAT_RETURN_IF_ERROR(local->read_at(0, {out, size}));
     std::fill(out + size, out + size + io::record_padding_bytes, std::byte{0});
     return static_cast<int64_t>(size);
   }
@@ -58,10 +74,11 @@ result<int64_t> event_file_bytes::load(const io::file_reader& reader,
   for (const auto& [start, length] : ranges) {
     // A range past the end of the file is reported when its record is parsed.
     const uint64_t available = start < size ? std::min(length, size - start) : 0;
-    if (available > 0) TRIALSTAT_RETURN_IF_ERROR(reader.read_at(start, {out + cursor, available}));
+    if (available > 0) TRIALSTAT_RETURN_IF_ERROR(local->read_at(start, {out + cursor, available}));
     ranges_.insert_or_assign(start, std::make_pair(cursor, available));
     cursor += length;
   }
+  std::fill(out + wanted, out + wanted + io::record_padding_bytes, std::byte{0});
   return static_cast<int64_t>(wanted);
 }
 
@@ -75,42 +92,62 @@ std::span<const std::byte> event_file_bytes::record(uint64_t start, uint64_t len
   return {data_.data() + it->second.first, static_cast<std::size_t>(std::min(length, it->second.second))};
 }
 
+template <typename Function>
+void step_reader::for_each_worker(int64_t step, Function&& on_worker) const {
+  const auto entries = trial_.entries_at(step);
+  std::size_t begin = 0;
+  while (begin < entries.size()) {
+    std::size_t end = begin;
+    while (end < entries.size() && entries[end].worker == entries[begin].worker) ++end;
+    on_worker(entries.subspan(begin, end - begin));
+    begin = end;
+  }
+}
+
 status step_reader::read_step(const trial::step_info& info, step_batch& out) {
   out.info = info;
   out.records.clear();
   out.parts_used = 0;
   out.bytes_read = 0;
   out.tensor_bytes = 0;
-  const auto entries = trial_.entries_at(info.step);
-  std::size_t begin = 0;
-  while (begin < entries.size()) {
-    std::size_t end = begin;
-    while (end < entries.size() && entries[end].worker == entries[begin].worker) ++end;
-    read_worker_file(info, entries.subspan(begin, end - begin), out);
-    begin = end;
-  }
+  for_each_worker(info.step, [&](std::span<const trial::tensor_entry> entries) {
+    read_worker_file(info, entries, out);
+  });
   return status::success();
 }
 
-/// All requested entries of one worker at one step come from one event file.
-void step_reader::read_worker_file(const trial::step_info& info,
-                                   std::span<const trial::tensor_entry> entries, step_batch& out) {
+void step_reader::for_each_read(
+    const trial::step_info& info,
+    const std::function<void(trial::file_id, const std::vector<io::byte_range>&)>& on_read) {
+  for_each_worker(info.step, [&](std::span<const trial::tensor_entry> entries) {
+    if (const auto file = collect_ranges(entries)) on_read(*file, ranges_);
+  });
+}
+
+std::optional<trial::file_id> step_reader::collect_ranges(std::span<const trial::tensor_entry> entries) {
   ranges_.clear();
   std::optional<trial::file_id> file;
   for (const trial::tensor_entry& entry : entries) {
     const plan::tensor_request* request = plan_.find(entry.tensor);
     if (request == nullptr) continue;
     if (entry.raw && needs_raw(*request)) {
-      ranges_.emplace_back(entry.raw->start_bytes, entry.raw->length_bytes);
+      ranges_.push_back({entry.raw->start_bytes, entry.raw->length_bytes});
       file = entry.raw->event_file;
     }
     if (request->saved_reductions) {
       for (const auto& reduction : entry.reductions) {
-        ranges_.emplace_back(reduction.location.start_bytes, reduction.location.length_bytes);
+        ranges_.push_back({reduction.location.start_bytes, reduction.location.length_bytes});
         file = reduction.location.event_file;
       }
     }
   }
+  return file;
+}
+
+/// All requested entries of one worker at one step come from one event file.
+void step_reader::read_worker_file(const trial::step_info& info,
+                                   std::span<const trial::tensor_entry> entries, step_batch& out) {
+  const std::optional<trial::file_id> file = collect_ranges(entries);
   if (out.parts.size() <= out.parts_used) out.parts.emplace_back();
   file_part& part = out.parts[out.parts_used++];
   part.segments.clear();
@@ -121,10 +158,10 @@ void step_reader::read_worker_file(const trial::step_info& info,
 
   status file_status;
   if (file) {
-    auto reader = io::file_reader::open(trial_.root() / trial_.event_file(*file));
+    auto reader = trial_.source().open(trial_.event_file(*file).string());
     if (!reader) {
       file_status = reader.error_status();
-    } else if (auto loaded = part.file.load(*reader, ranges_, options_.whole_file_limit_bytes, pool_,
+    } else if (auto loaded = part.file.load(**reader, ranges_, options_.whole_file_limit_bytes, pool_,
                                             options_.map_event_files && !options_.stop_at_unfinished_records,
                                             options_.map_min_bytes)) {
       out.bytes_read += *loaded;

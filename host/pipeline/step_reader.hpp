@@ -5,11 +5,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "trialstat/io/event_decoder.hpp"
 #include "trialstat/io/file_reader.hpp"
+#include "trialstat/io/object_reader.hpp"
 #include "trialstat/memory/pinned_pool.hpp"
 #include "trialstat/pipeline/statistics_executor.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
@@ -24,10 +27,11 @@ namespace trialstat::pipeline::detail {
 /// host copy; otherwise into an owned vector.
 class event_file_bytes {
  public:
-  /// Read what `ranges` (start, length) need from `reader`. Returns the bytes read. A whole
-  /// file of at least `map_min_bytes` is mapped instead when `map` (and no pool is given).
-  result<int64_t> load(const io::file_reader& reader,
-                       const std::vector<std::pair<uint64_t, uint64_t>>& ranges,
+  /// Read what `ranges` need from `reader`. Returns the bytes read. A local file is read whole
+  /// when most of it is wanted (a whole file of at least `map_min_bytes` is mapped instead when
+  /// `map` and no pool is given); remote objects are read by their ranges only (the source
+  /// coalesces nearby ranges).
+  result<int64_t> load(const io::object_reader& reader, const std::vector<io::byte_range>& ranges,
                        std::size_t whole_file_limit_bytes, memory::pinned_pool* pool = nullptr,
                        bool map = false, std::size_t map_min_bytes = 0);
   /// The loaded bytes of the record at `start` (as many as the file has, up to `length`).
@@ -44,6 +48,7 @@ class event_file_bytes {
   io::mapped_bytes mapping_;        // the whole file, mapped (kept until the next load)
   std::span<const std::byte> data_; // the loaded bytes: in lease_, buffer_ or mapping_
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> ranges_;  // start → (offset, available)
+  std::vector<uint64_t> available_;  // remote reads: bytes present per range
   bool whole_ = false;
   uint64_t file_size_ = 0;
 };
@@ -82,9 +87,19 @@ class step_reader {
   /// read cost their records).
   [[nodiscard]] status read_step(const trial::step_info& info, step_batch& out);
 
+  /// The reads `read_step(info, ...)` will make, in its order: for each worker's event file, its
+  /// key and the ranges `event_file_bytes::load` is given (a read-ahead schedule).
+  void for_each_read(const trial::step_info& info,
+                     const std::function<void(trial::file_id, const std::vector<io::byte_range>&)>& on_read);
+
  private:
   void read_worker_file(const trial::step_info& info, std::span<const trial::tensor_entry> entries,
                         step_batch& out);
+  /// The ranges of one worker's entries the plan needs (into `ranges_`); the file, if any.
+  std::optional<trial::file_id> collect_ranges(std::span<const trial::tensor_entry> entries);
+  /// Calls `on_worker(entries)` for each worker's run of entries at `step`.
+  template <typename Function>
+  void for_each_worker(int64_t step, Function&& on_worker) const;
   status decode_record(const event_file_bytes& file, const trial::record_location& location,
                        std::string_view expected_tag);
   void decode_raw(const trial::tensor_entry& entry, file_part& part, step_batch& out);
@@ -95,7 +110,7 @@ class step_reader {
   const plan::read_plan& plan_;
   const pipeline_options& options_;
   memory::pinned_pool* pool_ = nullptr;
-  std::vector<std::pair<uint64_t, uint64_t>> ranges_;
+  std::vector<io::byte_range> ranges_;
   io::event_decoder decoder_;
   io::event_record event_;
 };

@@ -156,13 +156,14 @@ std::optional<double> finite_max(std::span<const plan::statistics_record* const>
 
 status record_fetcher::fetch(const trial::catalog& trial, const trial::record_location& location,
                              const io::event_record*& out) {
-  const std::filesystem::path path = trial.root() / trial.event_file(location.event_file);
-  if (!reader_ || path != open_path_) {
+  const std::string key = trial.event_file(location.event_file).string();
+  if (!reader_ || key != open_key_ || &trial != open_trial_) {
     reader_.reset();
-    auto opened = io::file_reader::open(path);
+    auto opened = trial.source().open(key);
     if (!opened) return opened.error_status();
-    reader_.emplace(std::move(*opened));
-    open_path_ = path;
+    reader_ = std::move(*opened);
+    open_key_ = key;
+    open_trial_ = &trial;
   } else {
     TRIALSTAT_RETURN_IF_ERROR(reader_->refresh_size());  // a live file may have grown
   }

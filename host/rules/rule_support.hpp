@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -148,8 +149,9 @@ class record_fetcher {
                              const io::event_record*& out);
 
  private:
-  std::filesystem::path open_path_;
-  std::optional<io::file_reader> reader_;
+  std::string open_key_;
+  const trial::catalog* open_trial_ = nullptr;
+  std::unique_ptr<io::object_reader> reader_;
   io::record_read_buffers buffers_;
   io::event_record event_;
 };

@@ -27,7 +27,10 @@ class similar_across_runs final : public rule {
 
   status prepare(const trial::catalog& trial, plan::read_plan& plan) override {
     if (!other_) {
-      auto opened = trial::catalog::open(params_.other_trials);
+      // A folder or s3://bucket/prefix; S3 settings from the environment (TRIALSTAT_S3_*, AWS_*).
+      trial::catalog_options options;
+      if (auto s3 = io::s3_options_from_environment()) options.source.s3 = *s3;
+      auto opened = trial::catalog::open(params_.other_trials, options);
       if (!opened) {
         const status& s = opened.error_status();
         return status(s.code(), fmt::format("{}: cannot open other_trials '{}': {}", rule_name,

@@ -31,6 +31,7 @@
 #include "trialstat/io/event_decoder.hpp"
 #include "trialstat/io/file_reader.hpp"
 #include "trialstat/io/record_reader.hpp"
+#include "trialstat/io/trial_source.hpp"
 
 namespace fs = std::filesystem;
 
@@ -156,26 +157,6 @@ std::optional<std::string> parse_collection_file_name(std::string_view rel, bool
   return std::string(stem);
 }
 
-/// Whole small file into `out`; false with `error` set when it cannot be read.
-bool read_text_file(const fs::path& path, std::string& out, std::string& error) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    error = std::strerror(errno);
-    return false;
-  }
-  out.clear();
-  char buffer[1 << 16];
-  for (;;) {
-    const std::size_t n = std::fread(buffer, 1, sizeof(buffer), f);
-    out.append(buffer, n);
-    if (n < sizeof(buffer)) break;
-  }
-  const bool failed = std::ferror(f) != 0;
-  if (failed) error = "read error";
-  std::fclose(f);
-  return !failed;
-}
-
 int mode_index(trialstat::mode m) { return static_cast<int>(m) - 1; }
 
 }  // namespace
@@ -192,7 +173,7 @@ struct catalog::state {
     bool alive = true;
   };
 
-  fs::path root;
+  std::shared_ptr<const io::trial_source> source;
   catalog_options options;
 
   std::vector<std::string> tensor_names;
@@ -227,12 +208,15 @@ struct catalog::state {
   int64_t last_complete = -1;
 
   string_set seen_files;
+  /// Index keys listed after this one only (ListObjectsV2 StartAfter on S3): the largest index
+  /// key of the largest complete step (no new file can appear at or before a complete step).
+  std::string index_start_after;
+  std::map<int64_t, std::string> last_index_key;  ///< step -> largest index key loaded, open steps
   std::vector<load_warning> warnings;
 
   // scratch, reused across files
   detail::parsed_index scratch;
-  std::string text_buffer;
-  std::vector<std::byte> index_buffer;  ///< io::read_file: padded as simdjson needs
+  std::vector<std::byte> text_buffer;
   std::vector<std::byte> event_buffer;
   std::vector<uint32_t> slot_stamp;
   std::vector<uint32_t> slot_index;
@@ -274,31 +258,14 @@ struct catalog::state {
   }
 
   // ---- listing ----
-  /// Trial-relative paths ('/'-separated) of the regular files under root/sub, sorted.
-  status list_files(std::string_view sub, std::vector<std::string>& out) const {
+  /// Trial-relative keys ('/'-separated) of the objects under root/sub, sorted; only those after
+  /// `start_after` when it is not empty.
+  status list_files(std::string_view sub, std::vector<std::string>& out, std::string_view start_after = {}) const {
     out.clear();
-    const fs::path dir = root / sub;
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) return status::success();
-    const std::string dir_string = dir.string();
-    fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
-    if (ec) {
-      return status(error_code::io_error, fmt::format("cannot list {}: {}", dir_string, ec.message()));
-    }
-    for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (ec) break;
-      std::error_code type_ec;
-      if (!it->is_regular_file(type_ec)) continue;
-      const std::string& full = it->path().native();
-      if (full.size() <= dir_string.size()) continue;
-      std::string rel(sub);
-      rel.append(full, dir_string.size(), std::string::npos);
-      out.push_back(std::move(rel));
-    }
-    if (ec) {
-      return status(error_code::io_error, fmt::format("cannot list {}: {}", dir_string, ec.message()));
-    }
-    std::sort(out.begin(), out.end());
+    std::vector<io::object_info> listed;
+    TRIALSTAT_RETURN_IF_ERROR(source->list(sub, start_after, listed));
+    out.reserve(listed.size());
+    for (auto& object : listed) out.push_back(std::move(object.key));
     return status::success();
   }
 
@@ -388,15 +355,17 @@ struct catalog::state {
   }
 
   // ---- index files ----
-  bool load_index_file(const std::string& rel, const step_file_name& name, detail::index_json_parser& parser) {
-    const auto size = io::read_file(root / rel, index_buffer);
-    if (!size.has_value()) {
-      const status s = size.error_status();
+  /// Load one index file whose bytes (`bytes`, followed by `io::record_padding_bytes` zero
+  /// bytes, as simdjson needs) were read by the source, or the error reading it met.
+  bool load_index_file(const std::string& rel, const step_file_name& name,
+                       const result<std::span<const std::byte>>& bytes, detail::index_json_parser& parser) {
+    if (!bytes.has_value()) {
+      const status s = bytes.error_status();
       warn(rel, s.code(), fmt::format("index file {}: cannot read: {}", rel, s.message()));
       return false;
     }
-    const std::string_view text(reinterpret_cast<const char*>(index_buffer.data()), static_cast<std::size_t>(*size));
-    const status parsed = parser.parse(text, index_buffer.size(), scratch);
+    const std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+    const status parsed = parser.parse(text, bytes->size() + io::record_padding_bytes, scratch);
     if (!parsed.ok()) {
       warn(rel, parsed.code(), fmt::format("index file {} (step {}, worker {}): {}", rel, name.step,
                                            name.worker, parsed.message()));
@@ -419,12 +388,14 @@ struct catalog::state {
     std::optional<file_id> event_file;
     if (!scratch.tensors.empty()) event_file = intern_event_file(scratch.event_file_name);
     commit(rel, name.step, w, event_file, /*from_scan=*/false);
+    std::string& last = last_index_key[name.step];
+    if (last < rel) last = rel;
     return true;
   }
 
   // ---- event-file scan (no usable index) ----
   bool scan_event_file(const std::string& rel, const step_file_name& name) {
-    const auto size = io::read_file(root / rel, event_buffer);
+    const auto size = source->read_object(rel, event_buffer);
     if (!size.has_value()) {
       const status s = size.error_status();
       warn(rel, s.code(), fmt::format("event file {}: cannot read: {}", rel, s.message()));
@@ -478,13 +449,15 @@ struct catalog::state {
 
   // ---- collections ----
   void parse_collections_file(const std::string& rel) {
-    std::string error;
-    if (!read_text_file(root / rel, text_buffer, error)) {
-      warn(rel, error_code::io_error, fmt::format("collections file {}: cannot read: {}", rel, error));
+    const auto size = source->read_object(rel, text_buffer);
+    if (!size.has_value()) {
+      warn(rel, error_code::io_error,
+           fmt::format("collections file {}: cannot read: {}", rel, size.error_status().message()));
       return;
     }
     using ojson = nlohmann::ordered_json;
-    const ojson doc = ojson::parse(text_buffer, nullptr, /*allow_exceptions=*/false);
+    const std::string_view text(reinterpret_cast<const char*>(text_buffer.data()), static_cast<std::size_t>(*size));
+    const ojson doc = ojson::parse(text, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded() || !doc.is_object()) {
       warn(rel, error_code::data_loss,
            fmt::format("collections file {}: expected a JSON object with \"collections\" and "
@@ -662,9 +635,11 @@ struct catalog::state {
     TRIALSTAT_RETURN_IF_ERROR(load_collections());
 
     std::vector<std::string> files;
-    TRIALSTAT_RETURN_IF_ERROR(list_files("index", files));
+    TRIALSTAT_RETURN_IF_ERROR(list_files("index", files, index_start_after));
     detail::index_json_parser parser;  // one per pass: its buffers are reused from file to file
-    for (const auto& rel : files) {
+    std::vector<std::string> to_load;
+    std::vector<step_file_name> names;
+    for (auto& rel : files) {
       if (seen_files.contains(rel)) continue;
       const std::string_view base = basename_of(rel);
       if (!ends_with(base, ".json")) continue;  // *.tmp (being written), *.csv, others
@@ -677,21 +652,25 @@ struct catalog::state {
       }
       if (!in_range(name->step)) continue;
       seen_files.insert(rel);
-      const std::size_t entries_before = entries.size();
-      if (load_index_file(rel, *name, parser)) {
-        ++loaded;
-        if (entries_before == 0 && blocks.size() == 1) {
-          // Opening: size the entry table from the first file (files of one trial are alike),
-          // so a big trial does not pay for repeated re-allocation and moves of its entries.
-          const std::size_t per_file = entries.size() - entries_before;
-          const std::size_t remaining = files.size();  // an upper bound on the files to come
-          if (per_file > 0 && remaining < (std::size_t{1} << 32) / (per_file + 1)) {
-            entries.reserve(entries.size() + per_file * remaining + per_file * remaining / 8);
-          }
-          blocks.reserve(blocks.size() + remaining);
-        }
-      }
+      names.push_back(*name);
+      to_load.push_back(std::move(rel));
     }
+    // The source reads them (S3: many at once) and hands them over in order.
+    source->read_objects(to_load, [&](std::size_t i, result<std::span<const std::byte>> bytes) {
+      const std::size_t entries_before = entries.size();
+      if (!load_index_file(to_load[i], names[i], bytes, parser)) return;
+      ++loaded;
+      if (entries_before == 0 && blocks.size() == 1) {
+        // Opening: size the entry table from the first file (files of one trial are alike),
+        // so a big trial does not pay for repeated re-allocation and moves of its entries.
+        const std::size_t per_file = entries.size() - entries_before;
+        const std::size_t remaining = to_load.size();  // an upper bound on the files to come
+        if (per_file > 0 && remaining < (std::size_t{1} << 32) / (per_file + 1)) {
+          entries.reserve(entries.size() + per_file * remaining + per_file * remaining / 8);
+        }
+        blocks.reserve(blocks.size() + remaining);
+      }
+    });
 
     if (options.scan_missing_index) {
       if (status listed = list_files("events", files); !listed.ok()) {
@@ -721,11 +700,22 @@ struct catalog::state {
       }
     }
 
-    std::error_code ec;
-    training_ended = fs::exists(root / end_marker_name, ec);
+    const auto end_marker = source->object_size(end_marker_name);
+    training_ended = end_marker.has_value() && end_marker->has_value();
     if (loaded > 0 || blocks_dirty) rebuild();
     update_completeness();
+    advance_index_start_after();
     return loaded;
+  }
+
+  /// After completeness is known: list only index keys after the last complete step's.
+  void advance_index_start_after() {
+    if (last_complete < 0 || last_index_key.empty()) return;
+    auto it = last_index_key.upper_bound(last_complete);
+    if (it == last_index_key.begin()) return;
+    --it;
+    if (index_start_after < it->second) index_start_after = it->second;
+    last_index_key.erase(last_index_key.begin(), std::next(it));  // steps no file can join now
   }
 
   // ---- derived views ----
@@ -831,12 +821,13 @@ catalog::catalog(catalog&&) noexcept = default;
 catalog& catalog::operator=(catalog&&) noexcept = default;
 catalog::~catalog() = default;
 
-result<catalog> catalog::open(const fs::path& root, catalog_options options) {
-  std::error_code ec;
-  if (!fs::is_directory(root, ec)) {
-    return status(error_code::not_found, fmt::format("trial folder {} does not exist or is not a directory",
-                                                     root.string()));
-  }
+result<catalog> catalog::open(const std::string& location, catalog_options options) {
+  auto source = io::open_trial_source(location, options.source);
+  if (!source) return source.error_status();
+  return open(std::move(*source), std::move(options));
+}
+
+result<catalog> catalog::open(std::shared_ptr<const io::trial_source> source, catalog_options options) {
   if (options.range_begin && *options.range_begin < 0) {
     return status(error_code::invalid_argument,
                   fmt::format("range_begin {} is negative", *options.range_begin));
@@ -846,9 +837,10 @@ result<catalog> catalog::open(const fs::path& root, catalog_options options) {
                   fmt::format("range_end {} is not greater than range_begin {}", *options.range_end,
                               *options.range_begin));
   }
+  TRIALSTAT_RETURN_IF_ERROR(source->check_root());
   auto s = std::make_unique<state>();
-  s->root = root;
-  s->options = options;
+  s->source = std::move(source);
+  s->options = std::move(options);
   auto loaded = s->load_pass();
   if (!loaded.has_value()) return loaded.error_status();
   if (s->step_begin.empty()) {  // nothing loaded: still size the derived views
@@ -860,7 +852,11 @@ result<catalog> catalog::open(const fs::path& root, catalog_options options) {
 
 result<std::size_t> catalog::refresh() { return state_->load_pass(); }
 
-const fs::path& catalog::root() const noexcept { return state_->root; }
+const std::string& catalog::location() const noexcept { return state_->source->location(); }
+
+const io::trial_source& catalog::source() const noexcept { return *state_->source; }
+
+std::shared_ptr<const io::trial_source> catalog::shared_source() const noexcept { return state_->source; }
 
 std::span<const std::string> catalog::tensor_names() const noexcept { return state_->tensor_names; }
 

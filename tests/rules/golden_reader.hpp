@@ -75,7 +75,7 @@ class golden_reader {
   const io::file_reader* open(trial::file_id id) {
     auto it = files_.find(id);
     if (it == files_.end()) {
-      auto f = io::file_reader::open(trial_.root() / trial_.event_file(id));
+      auto f = io::file_reader::open(std::filesystem::path(trial_.location()) / trial_.event_file(id));
       EXPECT_TRUE(f.has_value()) << f.error_status().to_string();
       if (!f) return nullptr;
       it = files_.emplace(id, std::make_unique<io::file_reader>(std::move(*f))).first;

@@ -720,7 +720,7 @@ TEST(CatalogOpen, EmptyAndMissingFolders) {
   EXPECT_TRUE(cat.entries_at(0).empty());
   EXPECT_EQ(cat.find_entry(0, 0, 0), nullptr);
   EXPECT_TRUE(cat.tensor_steps(0).empty());
-  EXPECT_EQ(cat.root(), scratch.path);
+  EXPECT_EQ(cat.location(), scratch.path.string());
 
   const auto missing = catalog::open(scratch.path / "no_such_trial");
   ASSERT_FALSE(missing.has_value());

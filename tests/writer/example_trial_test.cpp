@@ -55,12 +55,12 @@ std::vector<float> values(const catalog& c, std::string_view tensor, int64_t ste
   const auto* entry = c.find_entry(*id, step, *w);
   EXPECT_TRUE(entry != nullptr && entry->raw) << tensor << " @ " << step;
   if (entry == nullptr || !entry->raw) return {};
-  auto file = trialstat::io::file_reader::open(c.root() / c.event_file(entry->raw->event_file));
+  auto file = c.source().open(c.event_file(entry->raw->event_file).string());
   EXPECT_TRUE(file.has_value());
   if (!file) return {};
   trialstat::io::record_read_buffers buffers;
   trialstat::io::event_record rec;
-  const auto s = trialstat::io::read_tensor_record(*file, entry->raw->start_bytes,
+  const auto s = trialstat::io::read_tensor_record(**file, entry->raw->start_bytes,
                                                    entry->raw->length_bytes, buffers, rec);
   EXPECT_TRUE(s.ok()) << s.to_string();
   EXPECT_EQ(rec.type, trialstat::dtype::float32);

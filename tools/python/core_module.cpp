@@ -93,6 +93,7 @@ class py_trial {
     trial::catalog_options options;
     options.range_begin = begin;
     options.range_end = end;
+    options.source.s3 = unwrap(io::s3_options_from_environment());  // s3:// trials: TRIALSTAT_S3_*
     return std::make_unique<py_trial>(unwrap(trial::catalog::open(path, options)));
   }
 
@@ -216,17 +217,16 @@ class py_trial {
   nb::object read_location(const trial::record_location& location) {
     auto it = readers_.find(location.event_file);
     if (it == readers_.end()) {
-      auto reader =
-          unwrap(io::file_reader::open(catalog_.root() / catalog_.event_file(location.event_file)));
+      auto reader = unwrap(catalog_.source().open(catalog_.event_file(location.event_file).string()));
       it = readers_.emplace(location.event_file, std::move(reader)).first;
     }
     // Fresh buffers per read so that the record bytes can become the array's memory.
     auto buffers = std::make_unique<io::record_read_buffers>();
     io::event_record record;
-    status s = io::read_tensor_record(it->second, location.start_bytes, location.length_bytes,
+    status s = io::read_tensor_record(*it->second, location.start_bytes, location.length_bytes,
                                       *buffers, record);
-    if (s.code() == error_code::truncated_record && it->second.refresh_size().ok()) {
-      s = io::read_tensor_record(it->second, location.start_bytes, location.length_bytes, *buffers,
+    if (s.code() == error_code::truncated_record && it->second->refresh_size().ok()) {
+      s = io::read_tensor_record(*it->second, location.start_bytes, location.length_bytes, *buffers,
                                  record);
     }
     if (!s.ok()) raise(s);
@@ -290,7 +290,7 @@ class py_trial {
   }
 
   trial::catalog catalog_;
-  std::unordered_map<trial::file_id, io::file_reader> readers_;
+  std::unordered_map<trial::file_id, std::unique_ptr<io::object_reader>> readers_;
 };
 
 // ---- statistics as columns ---------------------------------------------------------------
@@ -641,7 +641,7 @@ NB_MODULE(_core, m) {
                   "range_end"_a = nb::none())
       .def("refresh", &py_trial::refresh)
       .def("warnings", &py_trial::warnings)
-      .def_prop_ro("root", [](const py_trial& t) { return t.catalog().root().string(); })
+      .def_prop_ro("root", [](const py_trial& t) { return t.catalog().location(); })
       .def("tensor_names", [](const py_trial& t) {
         return std::vector<std::string>(t.catalog().tensor_names().begin(), t.catalog().tensor_names().end());
       })

@@ -19,7 +19,7 @@ int run_info(const std::string& path, const std::string& device) {
   if (!opened) return report_error(opened.error_status());
   const trial::catalog& trial = *opened;
 
-  fmt::print("trial:          {}\n", trial.root().string());
+  fmt::print("trial:          {}\n", trial.location());
   fmt::print("training ended: {}\n", trial.training_ended() ? "yes (training_job_end.ts)" : "no");
   std::vector<std::string> worker_names;
   for (auto id : trial.sorted_worker_ids()) worker_names.push_back(trial.workers()[id]);
@@ -72,7 +72,8 @@ void add_info_command(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("info", "Workers, steps per mode, tensors per collection, completeness");
   auto trial_path = std::make_shared<std::string>();
   auto device = std::make_shared<std::string>("auto");
-  cmd->add_option("trial", *trial_path, "Trial folder")->required();
+  cmd->add_option("trial", *trial_path, "Trial folder or s3://bucket/prefix")->required();
+  add_source_options(cmd);
   cmd->add_option("--device", *device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
   cmd->callback([=] { *exit_code = run_info(*trial_path, *device); });
 }

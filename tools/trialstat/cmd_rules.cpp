@@ -74,6 +74,7 @@ int run_rules(const rules_options& o) {
   auto opened = open_trial(o.trial);
   if (!opened) return report_error(opened.error_status());
   auto results = pipeline::evaluate_rules(*opened, invocations, *options);
+  report_transfers(*opened);
   if (!results) return report_error(results.error_status());
   report::write_rule_results(*results, *format, stdout, o.max_findings);
 
@@ -92,7 +93,8 @@ void add_rules_command(CLI::App& app, int* exit_code) {
       "Evaluate smdebug built-in rules; exit 0 no issues, 1 issues found, 2 error. Without "
       "--rule/--config: " + fmt::format("{}", fmt::join(default_rule_names, ", ")));
   auto o = std::make_shared<rules_options>();
-  cmd->add_option("trial", o->trial, "Trial folder")->required();
+  cmd->add_option("trial", o->trial, "Trial folder or s3://bucket/prefix")->required();
+  add_source_options(cmd);
   auto* rule_opt = cmd->add_option("--rule", o->rule_names, "Built-in rule name, e.g. VanishingGradient (repeatable)");
   auto* param_opt = cmd->add_option("--param", o->params, "key=value for the preceding --rule (repeatable)");
   cmd->add_option("--config", o->config,

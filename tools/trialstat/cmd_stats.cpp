@@ -86,6 +86,7 @@ int run_stats(const stats_options& o) {
     }
   });
   writer->finish();
+  report_transfers(trial);
   if (!run) return report_error(run.error_status());
   if (failed > 0) fmt::print(stderr, "trialstat: {} record(s) could not be read (see warnings)\n", failed);
   return 0;
@@ -96,7 +97,8 @@ int run_stats(const stats_options& o) {
 void add_stats_command(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("stats", "Per-tensor statistics for every (tensor, step, worker)");
   auto o = std::make_shared<stats_options>();
-  cmd->add_option("trial", o->trial, "Trial folder")->required();
+  cmd->add_option("trial", o->trial, "Trial folder or s3://bucket/prefix")->required();
+  add_source_options(cmd);
   cmd->add_option("--collection", o->collections, "Only tensors of this collection (repeatable)");
   cmd->add_option("--tensor-regex", o->regexes,
                   "Only tensors matching this Python regex, re.search semantics (repeatable)");

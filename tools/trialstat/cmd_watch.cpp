@@ -145,6 +145,7 @@ int run_watch(const watch_cli_options& o) {
   options.pipeline = *pipeline_options;
   options.poll_interval = std::chrono::milliseconds(o.poll_ms);
   options.use_inotify = !o.no_inotify;
+  options.source = command_source_options();
   options.wait_for_collections = !o.no_wait_collections;
   options.command_timeout = std::chrono::seconds(o.command_timeout_s);
   if (o.timeout_s > 0) {
@@ -210,7 +211,8 @@ void add_watch_command(CLI::App& app, int* exit_code) {
       "training_job_end.ts (or a passed stop signal) with a final pass. Exit: an exit action's "
       "status, else 0 no issues, 1 issues found, 2 error, 3 still in progress (timeout).");
   auto o = std::make_shared<watch_cli_options>();
-  cmd->add_option("trial", o->trial, "Trial folder (may not exist yet)")->required();
+  cmd->add_option("trial", o->trial, "Trial folder or s3://bucket/prefix (may not exist yet)")->required();
+  add_source_options(cmd);
   auto* rule_opt = cmd->add_option("--rule", o->rule_names, "Built-in rule name (repeatable)");
   auto* param_opt = cmd->add_option("--param", o->params, "key=value for the preceding --rule (repeatable)");
   cmd->add_option("--config", o->config,

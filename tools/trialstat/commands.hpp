@@ -30,8 +30,18 @@ struct step_range {
 };
 [[nodiscard]] result<step_range> parse_step_range(const std::string& text);
 
-/// Open a trial, printing load warnings to stderr. Errors: as catalog::open.
+/// Register the trial-source options on a subcommand (S3: --no-sign-request, --s3-* tuning,
+/// --progress/--no-progress); they apply to every trial the command opens.
+void add_source_options(CLI::App* cmd);
+/// The source options set on the command line (TRIALSTAT_S3_* from the environment beneath).
+[[nodiscard]] io::source_options command_source_options();
+
+/// Open a trial (a folder or s3://bucket/prefix), printing load warnings to stderr.
+/// Errors: as catalog::open.
 [[nodiscard]] result<trial::catalog> open_trial(const std::string& path);
+
+/// For an S3 trial, print what was transferred (requests, bytes, retries) to stderr.
+void report_transfers(const trial::catalog& trial);
 
 /// Resolve `--device`, returning pipeline options for it. Errors: invalid_argument.
 [[nodiscard]] result<pipeline::pipeline_options> make_pipeline_options(const std::string& device);

@@ -38,8 +38,67 @@ result<step_range> parse_step_range(const std::string& text) {
   return range;
 }
 
+namespace {
+
+/// The command line's source settings (one command runs per process).
+struct source_flags {
+  bool no_sign_request = false;
+  int max_in_flight = 0;
+  int64_t coalesce_gap_bytes = -1;
+  int64_t budget_mb = 0;
+  int max_attempts = 0;
+  int timeout_ms = 0;
+  bool progress = false;
+  bool no_progress = false;
+};
+source_flags& flags() {
+  static source_flags f;
+  return f;
+}
+
+}  // namespace
+
+void add_source_options(CLI::App* cmd) {
+  source_flags& f = flags();
+  cmd->add_flag("--no-sign-request", f.no_sign_request, "S3: unsigned requests (public buckets)");
+  cmd->add_option("--s3-max-in-flight", f.max_in_flight, "S3: requests in flight at once (default 32)");
+  cmd->add_option("--s3-coalesce-gap", f.coalesce_gap_bytes,
+                  "S3: fetch record ranges closer than this many bytes together (default 65536)");
+  cmd->add_option("--s3-budget-mb", f.budget_mb, "S3: MiB fetched ahead of the reader at most (default 256)");
+  cmd->add_option("--s3-max-attempts", f.max_attempts, "S3: tries per request (default 6)");
+  cmd->add_option("--s3-timeout-ms", f.timeout_ms, "S3: per-request timeout (default 120000)");
+  cmd->add_flag("--progress", f.progress, "Show progress on stderr (default: when it is a terminal)");
+  cmd->add_flag("--no-progress", f.no_progress, "Never show progress");
+}
+
+io::source_options command_source_options() {
+  io::source_options options;
+  if (auto env = io::s3_options_from_environment()) {
+    options.s3 = *env;
+  } else {
+    fmt::print(stderr, "warning: {} (defaults used)\n", env.error_status().message());
+  }
+  const source_flags& f = flags();
+  if (f.no_sign_request) options.s3.no_sign_request = true;
+  if (f.max_in_flight > 0) options.s3.max_in_flight = f.max_in_flight;
+  if (f.coalesce_gap_bytes >= 0) options.s3.coalesce_gap_bytes = static_cast<uint64_t>(f.coalesce_gap_bytes);
+  if (f.budget_mb > 0) options.s3.in_flight_budget_bytes = static_cast<uint64_t>(f.budget_mb) << 20;
+  if (f.max_attempts > 0) options.s3.max_attempts = f.max_attempts;
+  if (f.timeout_ms > 0) options.s3.request_timeout_ms = f.timeout_ms;
+  options.s3.progress = !f.no_progress;  // shown only when stderr is a terminal, or forced:
+  if (f.progress) options.s3.progress = true;
+  return options;
+}
+
+void report_transfers(const trial::catalog& trial) {
+  const std::string summary = trial.source().transfer_summary();
+  if (!summary.empty()) fmt::print(stderr, "{}\n", summary);
+}
+
 result<trial::catalog> open_trial(const std::string& path) {
-  auto catalog = trial::catalog::open(path);
+  trial::catalog_options options;
+  options.source = command_source_options();
+  auto catalog = trial::catalog::open(path, options);
   if (!catalog) return catalog;
   for (const auto& warning : catalog->warnings()) {
     fmt::print(stderr, "warning: {}: {}\n", warning.file.string(), warning.problem.to_string());

@@ -10,13 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "trialstat/io/object_reader.hpp"
 #include "trialstat/status.hpp"
 
 namespace trialstat::io {
-
-/// @brief Tail padding added after every buffer returned by `read_file`, so wide or varint loads
-/// may run past the end of the payload without touching unmapped memory (simdjson's rule).
-inline constexpr std::size_t record_padding_bytes = 64;
 
 /// @brief A read-only memory mapping of a whole file followed by at least
 /// `record_padding_bytes` zero bytes (page-granular). The bytes are the page cache's own: no
@@ -51,8 +48,9 @@ class mapped_bytes {
   std::size_t size_bytes_ = 0;
 };
 
-/// @brief An open local file read with pread (thread-safe: no shared cursor).
-class file_reader {
+/// @brief An open local file read with pread (thread-safe: no shared cursor): the local
+/// implementation of `object_reader`.
+class file_reader final : public object_reader {
  public:
   /// @brief Open `path` read-only. Errors: io_error (missing, unreadable), naming the path.
   [[nodiscard]] static result<file_reader> open(const std::filesystem::path& path);
@@ -61,18 +59,20 @@ class file_reader {
   file_reader& operator=(file_reader&& other) noexcept;
   file_reader(const file_reader&) = delete;
   file_reader& operator=(const file_reader&) = delete;
-  ~file_reader();
+  ~file_reader() override;
 
   /// @brief File size in bytes at open time (call `refresh_size` for a growing file).
-  [[nodiscard]] uint64_t size_bytes() const noexcept { return size_bytes_; }
+  [[nodiscard]] uint64_t size_bytes() const noexcept override { return size_bytes_; }
   /// @brief Re-read the size of a file that may have grown (live trials). Errors: io_error.
-  [[nodiscard]] status refresh_size();
+  [[nodiscard]] status refresh_size() override;
   [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
 
   /// @brief Read exactly `out.size()` bytes at `offset_bytes`.
   /// Errors: truncated_record when the file ends first (names path, offset and lengths);
   /// io_error when the OS read fails.
-  [[nodiscard]] status read_at(uint64_t offset_bytes, std::span<std::byte> out) const;
+  [[nodiscard]] status read_at(uint64_t offset_bytes, std::span<std::byte> out) const override;
+  [[nodiscard]] std::string display_name() const override { return path_.string(); }
+  [[nodiscard]] const file_reader* local_file() const noexcept override { return this; }
 
   /// @brief Map the whole file (`size_bytes()` at open time) read-only, pages populated up
   /// front (MAP_POPULATE), followed by zeroed padding (see `mapped_bytes`). Errors: io_error

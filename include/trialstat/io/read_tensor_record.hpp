@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "trialstat/io/event_decoder.hpp"
-#include "trialstat/io/file_reader.hpp"
+#include "trialstat/io/object_reader.hpp"
 #include "trialstat/io/record_reader.hpp"
 #include "trialstat/status.hpp"
 
@@ -26,7 +26,7 @@ struct record_read_buffers {
 
 /// @brief Read, verify and decode the record at `[start_bytes, start_bytes + length_bytes)` of
 /// `file`, where `length_bytes` includes the 16 framing bytes (an index `length`, FORMAT §6).
-/// @param file          an open event file
+/// @param file          an open event file (local or S3)
 /// @param start_bytes   offset of the record's first byte (index `start_idx`)
 /// @param length_bytes  whole record size (index `length`) = payload + 16
 /// @param buffers       reused across calls; `out`'s views point into `buffers`
@@ -41,7 +41,7 @@ struct record_read_buffers {
 ///   - io_error: the OS read failed; out_of_memory: the buffer could not grow.
 /// Synchronous; thread-safe for distinct `buffers`/`out`. Source: smdebug
 /// `IndexReader.read_index_files` + `TensorLocation` reads, spec/FORMAT.md §2, §6.
-[[nodiscard]] status read_tensor_record(const file_reader& file, uint64_t start_bytes,
+[[nodiscard]] status read_tensor_record(const object_reader& file, uint64_t start_bytes,
                                         uint64_t length_bytes, record_read_buffers& buffers,
                                         event_record& out, record_frame* frame_out = nullptr);
 

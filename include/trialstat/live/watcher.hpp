@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "trialstat/actions/actions.hpp"
+#include "trialstat/io/source_options.hpp"
 #include "trialstat/pipeline/rule_runner.hpp"
 #include "trialstat/rules/rule_config.hpp"
 #include "trialstat/status.hpp"
@@ -111,6 +112,8 @@ struct watch_options {
   /// plain polling when unavailable.
   bool use_inotify = true;
   pipeline::pipeline_options pipeline;
+  /// Settings of the trial's source (`s3://` trials: S3 options; polled, no inotify).
+  io::source_options source;
   /// The stop-signal file to watch (spec/RULES.md §1; relative: to the trial folder); "" = none.
   /// The watch ends (with a final pass) once `now > T + stop_signal_grace`.
   std::filesystem::path stop_signal_file;

@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "trialstat/io/source_options.hpp"
+#include "trialstat/io/trial_source.hpp"
 #include "trialstat/mode.hpp"
 #include "trialstat/status.hpp"
 #include "trialstat/trial/name_regex.hpp"
@@ -92,6 +94,7 @@ struct catalog_options {
   std::optional<int64_t> range_begin;  ///< load only steps s with begin <= s (TRIAL_API §1)
   std::optional<int64_t> range_end;    ///< ... and s < end
   bool scan_missing_index = true;      ///< scan event files that have no index file
+  io::source_options source;           ///< S3 settings (for `s3://` locations)
 };
 
 /// @brief A problem found while loading that cost part of the trial but not the run
@@ -103,11 +106,19 @@ struct load_warning {
 
 class catalog {
  public:
-  /// @brief Load a trial folder. Does not wait for collections (unlike smdebug); a trial with
-  /// no collections file loads with no collections and `num_workers()` = number of workers seen.
-  /// @return the catalog; errors: not_found when `root` is not a directory; io_error when it
-  ///   cannot be listed. Bad individual files become `warnings()`, never a failure.
-  [[nodiscard]] static result<catalog> open(const std::filesystem::path& root,
+  /// @brief Load a trial: a local folder or `s3://bucket/prefix` (spec/TRIAL_API.md §1; the
+  /// location's surrounding whitespace is ignored). Does not wait for collections (unlike
+  /// smdebug); a trial with no collections file loads with no collections and `num_workers()` =
+  /// number of workers seen.
+  /// @return the catalog; errors: not_found when the folder does not exist or the S3 prefix has
+  ///   no objects (or the bucket does not exist); io_error when it cannot be listed (S3: access
+  ///   denied, naming the bucket and where the credentials came from; the network, after
+  ///   retries); invalid_argument for a bad range, a malformed `s3://` location or AWS settings.
+  ///   Bad individual files become `warnings()`, never a failure.
+  [[nodiscard]] static result<catalog> open(const std::string& location, catalog_options options = {});
+  /// @brief Load a trial from an open source (shared, e.g. with another catalog of the same
+  /// trial). Errors: as above.
+  [[nodiscard]] static result<catalog> open(std::shared_ptr<const io::trial_source> source,
                                             catalog_options options = {});
 
   /// @brief Live trials: list again and load index/event files not seen yet (ignoring `*.tmp`),
@@ -115,7 +126,12 @@ class catalog {
   /// @return the number of new (step, worker) files loaded; errors: io_error.
   [[nodiscard]] result<std::size_t> refresh();
 
-  [[nodiscard]] const std::filesystem::path& root() const noexcept;
+  /// @brief The trial location as given to `open` (trimmed): a folder or `s3://bucket/prefix`.
+  [[nodiscard]] const std::string& location() const noexcept;
+  /// @brief Where the trial's bytes are read from: open event files with
+  /// `source().open(event_file(id).string())`.
+  [[nodiscard]] const io::trial_source& source() const noexcept;
+  [[nodiscard]] std::shared_ptr<const io::trial_source> shared_source() const noexcept;
 
   // ---- names -------------------------------------------------------------------------------
   /// @brief Every tensor name seen (reductions attach to their base name), indexed by tensor_id

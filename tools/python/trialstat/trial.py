@@ -90,16 +90,15 @@ def _core_call(fn, *args, **kwargs):
 
 
 class Trial:
-    """A local smdebug trial. Create it with :func:`create_trial`."""
+    """An smdebug trial, local or ``s3://bucket/prefix``. Create it with :func:`create_trial`."""
 
     def __init__(self, path, name=None, range_steps=None, cache=False, check=False,
                  parallel=True, index_mode=True, int8_as_uint8=False,
                  wait_for_collections=True):
         path = path.strip()
-        if path.startswith("s3://"):
-            raise SMDebugNotImplementedError("trialstat reads local trials only (no S3 yet)")
-        self.path = os.path.expanduser(path)
-        self.name = name if name is not None else os.path.basename(self.path)
+        # s3://bucket/prefix is read where it lives (AWS settings from the environment).
+        self.path = path if path.startswith("s3://") else os.path.expanduser(path)
+        self.name = name if name is not None else os.path.basename(self.path.rstrip("/"))
         begin = end = None
         if range_steps is not None:
             assert len(range_steps) == 2
@@ -540,7 +539,9 @@ def _step_selection(steps):
 
 
 def create_trial(path, name=None, profiler=False, output_dir=None, **kwargs):
-    """Open a local trial, as ``smdebug.trials.create_trial``. Keyword arguments:
+    """Open a trial (a local folder or ``s3://bucket/prefix``), as ``smdebug.trials.create_trial``.
+    S3 settings come from the standard AWS environment (credentials, ``AWS_REGION``,
+    ``AWS_ENDPOINT_URL_S3``...) and ``TRIALSTAT_S3_*`` (README "S3 trials"). Keyword arguments:
     ``range_steps=(begin, end)``, ``cache``, ``check``, ``parallel``, ``index_mode`` (smdebug's),
     ``int8_as_uint8`` (read int8 as smdebug does), ``wait_for_collections`` (default True: block
     until a collections file exists, as smdebug)."""

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""S3 benchmark (issue 9), as ratios measured side by side in one run against one loopback
+S3-compatible server (moto's server mode, as the tests use):
+
+  raw    : every event object of the trial fetched concurrently with no processing (curl
+           --parallel --parallel-max 32 into /dev/null): the transfer ceiling of this server;
+  stats  : `trialstat stats s3://... --format json --bins 0 > /dev/null`;
+  rule   : `trialstat rules s3://... --rule LossNotDecreasing` (1 tensor of ~20), with the bytes
+           it transferred counted by a proxy in front of the server;
+  smdebug: smdebug 1.0.34 computing the same moments from the same bucket (only with --smdebug,
+           on a smaller trial: it downloads whole objects one by one);
+  rss    : peak RSS of `stats` on two trial sizes (the in-flight budget bounds it).
+
+Trials come from the project's own example trainer. Usage:
+  bench/s3/run_s3_bench.py --build build [--bytes 1G] [--big-bytes 4G] [--smdebug-bytes 100M]
+                           [--repeat 3] [--json out.json]
+"""
+import argparse
+import json
+import os
+import pathlib
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent / "tests" / "s3"))
+import s3_server  # noqa: E402
+
+BUCKET = "bench"
+
+
+def env_for(endpoint):
+    env = dict(os.environ)
+    env.update({"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1",
+                "AWS_ENDPOINT_URL_S3": endpoint, "OPENBLAS_NUM_THREADS": "1"})
+    return env
+
+
+def timed(cmd, env, stdout=subprocess.DEVNULL):
+    start = time.perf_counter()
+    done = subprocess.run(cmd, env=env, stdout=stdout, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{cmd} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return elapsed, done
+
+
+def peak_rss_mb(cmd, env):
+    """Peak RSS of one child process (GNU time's %M, KiB)."""
+    done = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    return int(done.stderr.strip().splitlines()[-1]) / 1024
+
+
+def make_trial(cli, out, size):
+    if not out.exists():
+        subprocess.run([cli, "example", "--out", str(out), "--target-bytes", size], check=True,
+                       stdout=subprocess.DEVNULL)
+    return sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+
+
+def upload(client, folder, prefix):
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        client.upload_file(str(path), BUCKET, f"{prefix}/{path.relative_to(folder).as_posix()}")
+
+
+def raw_fetch(endpoint, folder, prefix):
+    """Every event object fetched concurrently, no processing (path-style URLs, unsigned: moto
+    does not check signatures unless asked to)."""
+    urls = [f"{endpoint}/{BUCKET}/{prefix}/{p.relative_to(folder).as_posix()}"
+            for p in sorted(folder.rglob("*.tfevents"))]
+    config = tempfile.NamedTemporaryFile("w", suffix=".curl", delete=False)
+    for url in urls:
+        config.write(f'url = "{url}"\noutput = "/dev/null"\n')
+    config.close()
+    start = time.perf_counter()
+    subprocess.run(["curl", "-s", "--fail", "--parallel", "--parallel-max", "32", "-K", config.name], check=True)
+    elapsed = time.perf_counter() - start
+    os.unlink(config.name)
+    return elapsed
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--work", default="/tmp/trialstat-s3-bench")
+    parser.add_argument("--bytes", default="1G")
+    parser.add_argument("--big-bytes", default="")
+    parser.add_argument("--smdebug-bytes", default="")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json", default="")
+    args = parser.parse_args()
+    cli = str(pathlib.Path(args.build).resolve() / "tools" / "trialstat" / "trialstat")
+    work = pathlib.Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    import boto3
+
+    moto = s3_server.MotoServer()
+    results = {"machine": os.uname().nodename, "cores": os.cpu_count()}
+    try:
+        client = boto3.client("s3", endpoint_url=moto.endpoint, region_name="us-east-1",
+                              aws_access_key_id="testing", aws_secret_access_key="testing")
+        client.create_bucket(Bucket=BUCKET)
+        env = env_for(moto.endpoint)
+        trial = work / f"trial-{args.bytes}"
+        total = make_trial(cli, trial, args.bytes)
+        upload(client, trial, "main")
+        event_bytes = sum(p.stat().st_size for p in trial.rglob("*.tfevents"))
+        raw, stats = [], []
+        for _ in range(args.repeat):
+            raw.append(raw_fetch(moto.endpoint, trial, "main"))
+            stats.append(timed([cli, "stats", f"s3://{BUCKET}/main", "--format", "json", "--bins", "0",
+                                "--no-progress"], env)[0])
+        raw_s, stats_s = statistics.median(raw), statistics.median(stats)
+        results["trial_bytes"] = total
+        results["event_bytes"] = event_bytes
+        results["raw_fetch_s"] = raw_s
+        results["raw_fetch_mb_s"] = event_bytes / raw_s / 1e6
+        results["stats_s"] = stats_s
+        results["stats_mb_s"] = event_bytes / stats_s / 1e6
+        results["stats_vs_raw"] = raw_s / stats_s
+        proxy = s3_server.CountingProxy(moto.port)
+        try:
+            penv = env_for(proxy.endpoint)
+            rule_s, _ = timed([cli, "rules", f"s3://{BUCKET}/main", "--rule", "LossNotDecreasing",
+                               "--no-progress"], penv)
+            results["rule_loss_s"] = rule_s
+            results["rule_loss_bytes"] = proxy.body_bytes
+            results["rule_loss_fraction"] = proxy.body_bytes / total
+        finally:
+            proxy.stop()
+        results["stats_peak_rss_mb"] = peak_rss_mb([cli, "stats", f"s3://{BUCKET}/main", "--format", "json",
+                                                    "--bins", "0", "--no-progress"], env)
+        if args.big_bytes:
+            big = work / f"trial-{args.big_bytes}"
+            results["big_trial_bytes"] = make_trial(cli, big, args.big_bytes)
+            upload(client, big, "big")
+            results["big_stats_peak_rss_mb"] = peak_rss_mb([cli, "stats", f"s3://{BUCKET}/big", "--format",
+                                                            "json", "--bins", "0", "--no-progress"], env)
+        if args.smdebug_bytes:
+            smdebug_python = HERE.parent.parent / ".venv-smdebug" / "bin" / "python"
+            small = work / f"trial-{args.smdebug_bytes}"
+            results["smdebug_trial_bytes"] = make_trial(cli, small, args.smdebug_bytes)
+            upload(client, small, "small")
+            ours, _ = timed([cli, "stats", f"s3://{BUCKET}/small", "--format", "json", "--bins", "0",
+                             "--no-progress"], env)
+            theirs, _ = timed([str(smdebug_python), str(HERE / "smdebug_s3_stats.py"), f"s3://{BUCKET}/small"], env)
+            results["smdebug_s"] = theirs
+            results["trialstat_small_s"] = ours
+            results["vs_smdebug"] = theirs / ours
+    finally:
+        moto.stop()
+    print(json.dumps(results, indent=2))
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
