@@ -28,6 +28,24 @@ namespace {
 
 constexpr uint64_t unknown_size = std::numeric_limits<uint64_t>::max();
 
+/// Ranges read from one object in one call at most (their lengths added): an index whose
+/// lengths add up to more is corrupt, and nothing is fetched for it.
+constexpr uint64_t max_read_bytes = uint64_t{1} << 40;
+
+status check_ranges(std::span<const byte_range> ranges, const std::string& name) {
+  uint64_t total = 0;
+  for (const byte_range& r : ranges) {
+    if (r.length_bytes > max_read_bytes - total) {
+      return status(error_code::data_loss,
+                    fmt::format("{}: the requested record ranges add up to more than {} bytes (a corrupt "
+                                "index length?); nothing fetched",
+                                name, max_read_bytes));
+    }
+    total += r.length_bytes;
+  }
+  return status::success();
+}
+
 /// Query-string encoding (RFC 3986: everything but unreserved characters).
 std::string query_encode(std::string_view text) {
   std::string out;
@@ -124,6 +142,7 @@ struct s3_core {
   /// Fetch `ranges` of `key` now (coalesced, concurrently) into `out` (see read_ranges).
   status fetch_ranges(std::string_view key, std::span<const byte_range> ranges, std::byte* out,
                       std::span<uint64_t> available) const {
+    TRIALSTAT_RETURN_IF_ERROR(check_ranges(ranges, display(key)));
     const coalesced_reads plan =
         coalesce_ranges(ranges, client.options().coalesce_gap_bytes, client.options().part_bytes);
     std::vector<std::vector<std::byte>> buffers(plan.parts.size());
@@ -278,6 +297,7 @@ class s3_read_ahead_state {
         auto g = std::make_unique<group>();
         g->key = std::move(read.key);
         g->ranges = std::move(read.ranges);
+        if (!check_ranges(g->ranges, g->key).ok()) g->ranges.clear();  // the reader reports it
         g->plan = coalesce_ranges(g->ranges, options.coalesce_gap_bytes, options.part_bytes);
         g->buffers.resize(g->plan.parts.size());
         g->requests.resize(g->plan.parts.size());
@@ -453,19 +473,30 @@ class s3_source final : public trial_source {
     const std::string prefix = core_->bucket_key(sub) + "/";
     const std::string after = start_after.empty() ? std::string() : core_->bucket_key(start_after);
     std::vector<list_job> jobs;
-    // The step-bucket folders (index/000000000/, ...) are listed in parallel.
+    // The step-bucket folders (index/000000000/, ...: one per 1000 steps) are listed, then their
+    // contents in parallel; StartAfter goes to the folder that holds `start_after`, folders
+    // wholly before it are skipped. (The folder listing itself takes no StartAfter: servers
+    // differ in whether a folder holding keys after it is still returned.)
     list_job folders;
     folders.prefix = prefix;
     folders.delimiter = "/";
-    folders.start_after = after;
     jobs.push_back(std::move(folders));
     TRIALSTAT_RETURN_IF_ERROR(run_list_jobs(jobs));
-    std::vector<s3_list_page::object> objects = std::move(jobs[0].objects);
+    std::vector<s3_list_page::object> objects;
+    for (auto& object : jobs[0].objects) {
+      if (after.empty() || object.key > after) objects.push_back(std::move(object));
+    }
     std::vector<list_job> buckets;
     for (const std::string& folder : jobs[0].common_prefixes) {
       list_job job;
       job.prefix = folder;
-      if (!after.empty() && after.compare(0, folder.size(), folder) == 0) job.start_after = after;
+      if (!after.empty()) {
+        if (after.compare(0, folder.size(), folder) == 0) {
+          job.start_after = after;
+        } else if (folder < after) {
+          continue;  // every key in it sorts before `after`
+        }
+      }
       buckets.push_back(std::move(job));
     }
     TRIALSTAT_RETURN_IF_ERROR(run_list_jobs(buckets));
