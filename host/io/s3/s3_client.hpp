@@ -29,6 +29,8 @@ struct s3_counters {
   std::atomic<int64_t> retries{0};          ///< tries repeated after a retryable failure
   std::atomic<int64_t> bytes_received{0};   ///< body bytes of successful tries
   std::atomic<int64_t> objects{0};          ///< requests that succeeded
+  std::atomic<int64_t> reads_ahead{0};      ///< read_ranges calls served by the read-ahead
+  std::atomic<int64_t> reads_direct{0};     ///< read_ranges calls fetched on the spot
   std::mutex mutex;
   std::map<std::string, int64_t> retry_reasons;  ///< reason -> count (for the closing note)
 };

@@ -431,7 +431,11 @@ class s3_object_reader final : public object_reader {
 
   [[nodiscard]] status read_ranges(std::span<const byte_range> ranges, std::byte* out,
                                    std::span<uint64_t> available) const override {
-    if (core_->take_from_read_ahead(key_, ranges, out, available)) return status::success();
+    if (core_->take_from_read_ahead(key_, ranges, out, available)) {
+      core_->client.counters().reads_ahead.fetch_add(1, std::memory_order_relaxed);
+      return status::success();
+    }
+    core_->client.counters().reads_direct.fetch_add(1, std::memory_order_relaxed);
     return core_->fetch_ranges(key_, ranges, out, available);
   }
 
@@ -585,6 +589,8 @@ class s3_source final : public trial_source {
     s3_counters& c = core_->client.counters();
     std::string text = fmt::format("s3: {} request(s), {:.1f} MiB received, {} retried", c.requests.load(),
                                    static_cast<double>(c.bytes_received.load()) / (1 << 20), c.retries.load());
+    const int64_t ahead = c.reads_ahead.load(), direct = c.reads_direct.load();
+    if (ahead + direct > 0) text += fmt::format("; {} of {} event-file reads fetched ahead", ahead, ahead + direct);
     std::lock_guard lock(c.mutex);
     if (!c.retry_reasons.empty()) {
       std::vector<std::string> reasons;

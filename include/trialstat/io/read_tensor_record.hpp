@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "trialstat/io/event_decoder.hpp"
+#include "trialstat/io/file_reader.hpp"  // the local object_reader, for callers
 #include "trialstat/io/object_reader.hpp"
 #include "trialstat/io/record_reader.hpp"
 #include "trialstat/status.hpp"
