@@ -50,6 +50,8 @@ python_cmake=()
 if [[ "${SKIP_PYTHON:-0}" != "1" ]]; then
   py="${PYTHON:-python3}"
   "$py" -m venv --help >/dev/null 2>&1 || py=/usr/bin/python3
+  # Both venvs from one interpreter: tests/python/test_smdebug_interop.py runs notebook code in
+  # .venv-smdebug with trialstat's module (built for .venv's Python) on PYTHONPATH.
   for venv in .venv .venv-smdebug; do
     [[ -x "$venv/bin/python" ]] || "$py" -m venv "$venv"
   done

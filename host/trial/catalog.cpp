@@ -513,10 +513,15 @@ struct catalog::state {
       };
       string_list("include_regex", c.include_regex);
       string_list("tensor_names", c.tensor_names);
+      if (const auto f = v.find("save_histogram"); f != v.end() && !f->is_null()) {
+        if (f->is_boolean()) c.save_histogram = f->get<bool>();
+        else problems.emplace_back("save_histogram: expected a boolean");
+      }
       if (const auto rc = v.find("reduction_config"); rc != v.end() && !rc->is_null()) {
         if (!rc->is_object()) {
           problems.emplace_back("reduction_config: expected an object");
         } else {
+          c.has_reduction_config = true;
           if (const auto f = rc->find("save_raw_tensor"); f != rc->end()) {
             if (f->is_boolean()) c.save_raw_tensor = f->get<bool>();
             else problems.emplace_back("reduction_config.save_raw_tensor: expected a boolean");
@@ -977,6 +982,8 @@ bool catalog::is_complete(int64_t global_step) const {
 int64_t catalog::last_complete_step() const noexcept { return state_->last_complete; }
 
 std::span<const collection> catalog::collections() const noexcept { return state_->collections; }
+
+bool catalog::has_collections_file() const noexcept { return state_->collections_parsed; }
 
 const collection* catalog::find_collection(std::string_view name) const {
   const auto i = state_->collection_index(name);

@@ -608,7 +608,8 @@ TEST(CatalogCollections, FirstFileParsedWorkersFromNamesSelection) {
   write_text(root / "collections/000000000/worker_0_collections.json",
              R"({"collections": {"weights": {"name": "weights", "include_regex": ["^(?!gradient).*weight"], )"
              R"("tensor_names": ["fc1.weight"], "reduction_config": {"save_raw_tensor": false, "reductions": "mean,abs_l2_norm", "save_shape": true}, )"
-             R"("save_config": {"TRAIN": {"save_interval": 2, "save_steps": [1, 3], "start_step": 1, "end_step": 9}, "EVAL": null}}, )"
+             R"("save_config": {"TRAIN": {"save_interval": 2, "save_steps": [1, 3], "start_step": 1, "end_step": 9}, "EVAL": null}, )"
+             R"("save_histogram": false}, )"
              R"("listed": {"name": "listed", "include_regex": [], "tensor_names": ["loss", "not_saved"]}, )"
              R"("broken_rx": {"name": "broken_rx", "include_regex": ["(unclosed", "bias$"], "tensor_names": []}}, )"
              R"("_meta": {"num_workers": 3}})");
@@ -647,6 +648,9 @@ TEST(CatalogCollections, FirstFileParsedWorkersFromNamesSelection) {
   EXPECT_FALSE(weights->save_raw_tensor);
   EXPECT_TRUE(weights->save_shape);
   EXPECT_EQ(weights->reductions, "mean,abs_l2_norm");
+  EXPECT_TRUE(weights->has_reduction_config);
+  EXPECT_FALSE(weights->save_histogram);
+  EXPECT_TRUE(cat.has_collections_file());
   const auto& train = weights->save_configs[static_cast<int>(mode::train) - 1];
   ASSERT_TRUE(train.has_value());
   EXPECT_EQ(train->save_interval, 2);
@@ -659,6 +663,8 @@ TEST(CatalogCollections, FirstFileParsedWorkersFromNamesSelection) {
   ASSERT_NE(listed, nullptr);
   EXPECT_TRUE(listed->save_raw_tensor);  // defaults without reduction_config
   EXPECT_FALSE(listed->save_shape);
+  EXPECT_FALSE(listed->has_reduction_config);
+  EXPECT_TRUE(listed->save_histogram);
   EXPECT_EQ(cat.find_collection("nope"), nullptr);
 
   const auto id = [&](const char* n) { return cat.find_tensor(n).value(); };
@@ -704,6 +710,23 @@ TEST(CatalogCollections, SerializedDeviceNameAndBadFile) {
   ASSERT_EQ(cat.workers().size(), 1u);
   EXPECT_EQ(cat.workers()[0], "/job:worker/replica:0/task:2");
   EXPECT_EQ(cat.num_workers(), 1);  // no _meta: the workers seen
+  EXPECT_TRUE(cat.has_collections_file());  // read, if unusable
+}
+
+TEST(CatalogCollections, FileListingNoCollectionsCountsAsPresent) {
+  // smdebug waits for a collections file, not for collections (issue 14).
+  scratch_dir scratch("catalog_collections_none");
+  const fs::path root = scratch.path / "trial";
+  write_text(root / "index/000000000/placeholder", "");
+  auto cat = catalog::open(root).value();
+  EXPECT_FALSE(cat.has_collections_file());
+  write_text(root / "collections/000000000/worker_0_collections.json",
+             R"({"collections": {}, "_meta": {"num_workers": 2}})");
+  ASSERT_TRUE(cat.refresh().has_value());
+  EXPECT_TRUE(cat.has_collections_file()) << warnings_text(cat);
+  EXPECT_TRUE(cat.collections().empty());
+  EXPECT_TRUE(cat.warnings().empty()) << warnings_text(cat);
+  EXPECT_EQ(cat.num_workers(), 2);
 }
 
 TEST(CatalogOpen, EmptyAndMissingFolders) {
@@ -717,6 +740,7 @@ TEST(CatalogOpen, EmptyAndMissingFolders) {
   EXPECT_EQ(cat.last_complete_step(), -1);
   EXPECT_EQ(cat.num_workers(), 0);
   EXPECT_FALSE(cat.training_ended());
+  EXPECT_FALSE(cat.has_collections_file());
   EXPECT_TRUE(cat.entries_at(0).empty());
   EXPECT_EQ(cat.find_entry(0, 0, 0), nullptr);
   EXPECT_TRUE(cat.tensor_steps(0).empty());

@@ -695,10 +695,28 @@ NB_MODULE(_core, m) {
           d["save_raw_tensor"] = c.save_raw_tensor;
           d["save_shape"] = c.save_shape;
           d["reductions"] = c.reductions;
+          d["has_reduction_config"] = c.has_reduction_config;
+          d["save_histogram"] = c.save_histogram;
+          // Per mode TRAIN..GLOBAL: the file's save_config object (None where null/absent).
+          nb::list save_configs;
+          for (const auto& sc : c.save_configs) {
+            if (!sc) {
+              save_configs.append(nb::none());
+              continue;
+            }
+            nb::dict m;
+            m["save_interval"] = sc->save_interval;
+            m["save_steps"] = sc->save_steps;
+            m["start_step"] = sc->start_step;
+            m["end_step"] = sc->end_step;
+            save_configs.append(m);
+          }
+          d["save_configs"] = save_configs;
           out.append(d);
         }
         return out;
       })
+      .def("has_collections_file", [](const py_trial& t) { return t.catalog().has_collections_file(); })
       .def("select", [](const py_trial& t, const std::vector<std::string>& collections,
                         const std::vector<std::string>& regexes) {
         return unwrap(t.catalog().select(collections, regexes));

@@ -86,6 +86,8 @@ struct collection {
   bool save_raw_tensor = true;
   bool save_shape = false;
   std::string reductions;                   ///< comma list, as in the file
+  bool has_reduction_config = false;        ///< `reduction_config` was an object (not null/absent)
+  bool save_histogram = true;               ///< `save_histogram` as in the file
   std::optional<save_config> save_configs[4];  ///< indexed by mode − 1 (TRAIN..GLOBAL)
 };
 
@@ -184,6 +186,9 @@ class catalog {
 
   // ---- collections and selection (FORMAT §8, TRIAL_API §9) ----------------------------------
   [[nodiscard]] std::span<const collection> collections() const noexcept;
+  /// @brief A collections file was found and read (it may list no collections, or have been
+  /// unreadable: see `warnings()`). smdebug's trials wait for this, not for a non-empty list.
+  [[nodiscard]] bool has_collections_file() const noexcept;
   [[nodiscard]] const collection* find_collection(std::string_view name) const;
   /// @brief Whether the tensor belongs to the collection: listed in its `tensor_names`, or a
   /// match of any `include_regex` (Python re.search). False for an unknown collection.

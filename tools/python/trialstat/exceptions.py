@@ -3,7 +3,13 @@
 spec/TRIAL_API.md §7), so that ``except TensorUnavailableForStep`` code ports unchanged.
 ``TrialstatError`` (a ``SMDebugRuntimeError``) is trialstat's own: a native-layer failure such
 as a corrupt record, with ``code`` = the library's error code name ("data_loss", "io_error", ...).
+``WaitTimeout`` (also a ``TimeoutError``) is raised when a bounded wait runs out.
+
+When ``smdebug.exceptions`` is loaded in the process, every trialstat exception is also an
+instance of smdebug's class of the same name, so ``except`` clauses written for smdebug catch
+it (trialstat/_smdebug_interop.py explains the design; trialstat never imports smdebug).
 """
+from ._smdebug_interop import smdebug_flavoured, smdebug_peers
 from .modes import ModeKeys as modes
 
 __all__ = [
@@ -12,12 +18,19 @@ __all__ = [
     "StepNotYetAvailable", "MissingCollectionFiles", "IndexReaderException", "StepUnavailable",
     "TensorUnavailableForStep", "ShapeUnavailableForStep", "TensorUnavailable", "InvalidWorker",
     "NoMoreProfilerData", "NoMoreData", "RuleEvaluationConditionMet",
-    "InsufficientInformationForRuleInvocation", "TrialstatError",
+    "InsufficientInformationForRuleInvocation", "TrialstatError", "WaitTimeout",
 ]
 
 
 class SMDebugError(Exception):
-    pass
+    def __new__(cls, *args, **kwargs):
+        # Also an instance of smdebug's class of the same name when smdebug is loaded.
+        return super().__new__(smdebug_flavoured(cls, __name__), *args, **kwargs)
+
+    def __reduce__(self):
+        # Rebuild from trialstat's own class (the mixed class is not importable by name).
+        own = type(self).__dict__.get("_trialstat_class", type(self))
+        return own, self.args, self.__dict__
 
 
 class SMDebugCustomerError(SMDebugError):
@@ -176,9 +189,30 @@ class TrialstatError(SMDebugRuntimeError):
     ("not_found", "data_loss", "io_error", "invalid_argument", "unsupported_dtype", ...)."""
 
     def __init__(self, code, message):
-        super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+
+    def __str__(self):
+        return f"{self.code}: {self.message}"
+
+
+class WaitTimeout(SMDebugError, TimeoutError):
+    """A bounded wait ran out (``create_trial(..., wait_timeout=s)``, ``wait_for_steps(...,
+    timeout=s)`` or the environment variable TRIALSTAT_WAIT_TIMEOUT): ``what`` it waited for,
+    after ``seconds``."""
+
+    def __init__(self, what, seconds):
+        self.what = what
+        self.seconds = seconds
+
+    def __str__(self):
+        return f"gave up waiting for {self.what} after {self.seconds:g} s"
+
+
+def catching(*classes):
+    """For trialstat's own ``except`` clauses: ``classes`` plus smdebug's classes of the same
+    names when smdebug is loaded (smdebug's own code, such as its ``Rule``, raises those)."""
+    return smdebug_peers(classes)
 
 
 def from_core_error(error):

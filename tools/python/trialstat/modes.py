@@ -3,15 +3,19 @@
 
 ``trialstat.modes.TRAIN`` is ``ModeKeys.TRAIN`` (value 1), and so on; the numeric values are the
 ones written into event files (spec/TRIAL_API.md §6). Functions of trialstat also accept
-smdebug's own ``ModeKeys`` members, mode names ("train", "TRAIN") and the numbers 1-4.
+smdebug's own ``ModeKeys`` members, mode names ("train", "TRAIN") and the numbers 1-4, and
+trialstat's members compare equal to smdebug's (``trial.mode(s) == smdebug.modes.TRAIN``).
 """
-from enum import Enum
+from ._smdebug_interop import SmdebugEqualEnum
 
 __all__ = ["ModeKeys", "TRAIN", "EVAL", "PREDICT", "GLOBAL", "ALLOWED_MODES",
            "ALLOWED_MODE_NAMES", "str_to_mode_keys", "to_mode"]
 
 
-class ModeKeys(Enum):
+class ModeKeys(SmdebugEqualEnum):
+    """Members equal and hash like smdebug's ``ModeKeys`` members of the same name, so
+    ``trial.mode(s) == smdebug.modes.TRAIN`` holds (trialstat/_smdebug_interop.py)."""
+
     TRAIN = 1  # training/fitting mode
     EVAL = 2  # testing/evaluation mode
     PREDICT = 3  # prediction/inference mode

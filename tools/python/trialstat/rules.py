@@ -11,17 +11,19 @@
 """
 import collections as _collections
 import json
+import logging
 import os
 from abc import ABC, abstractmethod
 
 from . import _core
 from .exceptions import (NoMoreProfilerData, RuleEvaluationConditionMet, StepUnavailable,
-                         TensorUnavailable, TensorUnavailableForStep, from_core_error)
+                         TensorUnavailable, TensorUnavailableForStep, catching, from_core_error)
 from .modes import GLOBAL, ModeKeys
 from .trial import _step_selection, no_refresh
 
 __all__ = ["Finding", "RuleResult", "builtin_rule_names", "default_rules", "evaluate",
-           "Rule", "RequiredTensors", "invoke_rule", "StatsRule", "invoke_stats_rule"]
+           "Rule", "RequiredTensors", "RequiredTensorsForTrial", "invoke_rule", "StatsRule",
+           "invoke_stats_rule"]
 
 Finding = _collections.namedtuple(
     "Finding", ["rule", "step", "mode", "mode_step", "tensor", "worker", "value", "message"])
@@ -140,49 +142,106 @@ def evaluate(trial, rules=None, config=None, steps=None, device="auto"):
 
 # ---- smdebug-style custom rules ---------------------------------------------------------------
 
+class RequiredTensorsForTrial:
+    """smdebug.rules.req_tensors.RequiredTensorsForTrial: the tensors (and steps) a rule needs
+    from one trial."""
+
+    def __init__(self, trial):
+        self.trial = trial
+        self._tensor_steps = {}
+        self._tensors = {}
+        self.logger = getattr(trial, "logger", None)
+
+    def _add_steps_for_tensor(self, name, steps):
+        self._tensor_steps.setdefault(name, []).extend(steps)
+        if name not in self._tensors:
+            self._tensors[name] = self.trial.tensor(name)
+
+    def add(self, name, steps, should_match_regex=False):
+        if should_match_regex:
+            for n in self.trial.tensor_names(regex=[name]):
+                self._add_steps_for_tensor(n, steps)
+        else:
+            if not self.trial.has_tensor(name):
+                raise TensorUnavailable(name)
+            self._add_steps_for_tensor(name, steps)
+
+    def get_tensor_steps(self, name):
+        return self._tensor_steps[name]
+
+    def get_names(self):
+        return self._tensor_steps.keys()
+
+    def get(self):
+        """The Tensor objects added (smdebug returns the same dict values view)."""
+        return self._tensors.values()
+
+    def clear(self):
+        self._tensor_steps.clear()
+        self._tensors.clear()
+
+    def fetch(self):
+        """Wait for every required step, then read each required value once (raising
+        TensorUnavailableForStep / StepUnavailable as smdebug does)."""
+        required = sorted({s for steps in self._tensor_steps.values() for s in steps})
+        self.trial.wait_for_steps(required)
+        for name, steps in self._tensor_steps.items():
+            t = self._tensors[name]
+            for step in steps:
+                t.value(step)
+
+
 class RequiredTensors:
-    """smdebug.rules.req_tensors.RequiredTensors, reduced to what ``Rule.invoke`` uses:
-    ``add(name, steps, trial=None, should_match_regex=False)``, ``clear()``, ``fetch()``."""
+    """smdebug.rules.req_tensors.RequiredTensors: ``add(name, steps, trial=None,
+    should_match_regex=False)``, ``get(trial=None)`` (Tensor objects), ``get_names(trial=None)``,
+    ``get_tensor_steps(name, trial=None)``, ``clear()``, ``fetch()``."""
 
     def __init__(self, base_trial, other_trials=None):
         self.base_trial = base_trial
-        self.other_trials = other_trials or []
-        self._required = {}
+        self._per_trial = {base_trial: RequiredTensorsForTrial(base_trial)}
+        for trial in other_trials or []:
+            self._per_trial[trial] = RequiredTensorsForTrial(trial)
 
-    def clear(self):
-        self._required = {}
+    def _for(self, trial):
+        return self._per_trial[trial if trial is not None else self.base_trial]
 
     def add(self, name, steps, trial=None, should_match_regex=False):
-        trial = trial or self.base_trial
-        names = trial.tensor_names(regex=[name]) if should_match_regex else [name]
-        for n in names:
-            if not should_match_regex and not trial.has_tensor(n):
-                raise TensorUnavailable(n)
-            self._required.setdefault((id(trial), n), (trial, n, set()))[2].update(steps)
+        self._for(trial).add(name, steps, should_match_regex=should_match_regex)
+
+    def get_tensor_steps(self, name, trial=None):
+        return self._for(trial).get_tensor_steps(name)
+
+    def get_names(self, trial=None):
+        return self._for(trial).get_names()
 
     def get(self, trial=None):
-        trial = trial or self.base_trial
-        return {n: sorted(s) for t, n, s in self._required.values() if t is trial}
+        return self._for(trial).get()
+
+    def clear(self):
+        for r in self._per_trial.values():
+            r.clear()
 
     def fetch(self):
-        for trial, name, steps in self._required.values():
-            trial.wait_for_steps(sorted(steps))
-            tensor = trial.tensor(name)
-            for step in sorted(steps):
-                tensor.value(step)
+        for r in self._per_trial.values():
+            r.fetch()
 
 
 class Rule(ABC):
     """smdebug.rules.Rule: subclass and implement ``invoke_at_step(step)`` (global step);
-    return a truthy value when the condition is met."""
+    return a truthy value when the condition is met. The same subclass code runs on smdebug's
+    own ``smdebug.rules.Rule`` with a trialstat trial (tools/python/README.md). Differences:
+    ``action_str`` may be left out, and actions (SageMaker notifications) are not run."""
 
     def __init__(self, base_trial, action_str="", other_trials=None):
         self.base_trial = base_trial
         self.other_trials = other_trials
         self.trials = [base_trial] + list(other_trials or [])
         self.req_tensors = RequiredTensors(base_trial, other_trials)
+        self.logger = getattr(base_trial, "logger", None) or logging.getLogger("trialstat")
         self.rule_name = self.__class__.__name__
         self.action_str = action_str
+        self.report = {"RuleTriggered": 0, "Violations": 0, "Details": {}, "Datapoints": 0,
+                       "RuleParameters": ""}
 
     def set_required_tensors(self, step):
         pass
@@ -206,22 +265,23 @@ def invoke_rule(rule_obj, start_step=0, end_step=None, raise_eval_cond=False):
     """smdebug.rules.rule_invoker.invoke_rule: visit every global step from ``start_step``;
     TensorUnavailableForStep / StepUnavailable / TensorUnavailable skip the step;
     RuleEvaluationConditionMet is re-raised with ``raise_eval_cond``; NoMoreData propagates
-    (that is how an open-ended run ends on a finished trial). Returns the list of steps at
-    which the condition was met (smdebug returns None)."""
+    (that is how an open-ended run ends on a finished trial). Accepts rules built on smdebug's
+    own ``Rule`` class too. Returns the list of steps at which the condition was met (smdebug
+    returns None)."""
     step = start_step if start_step is not None else 0
     met = []
     while end_step is None or step < end_step:
         try:
             rule_obj.invoke(step)
-        except (TensorUnavailableForStep, StepUnavailable, TensorUnavailable):
+        except catching(TensorUnavailableForStep, StepUnavailable, TensorUnavailable):
             pass
-        except RuleEvaluationConditionMet as e:
+        except catching(RuleEvaluationConditionMet) as e:
             met.append(e.step)
             if raise_eval_cond:
                 raise
             if e.end_of_rule:
                 break
-        except NoMoreProfilerData:
+        except catching(NoMoreProfilerData):
             break
         step += 1
     return met

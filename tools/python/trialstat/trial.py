@@ -13,19 +13,25 @@ tools/python/README.md "Differences from smdebug"):
   * A finished trial is final as soon as it is opened (no 1 s end-of-training delay; set
     TRIALSTAT_TRAINING_END_DELAY_REFRESH=<seconds> to wait and refresh once more, as smdebug does).
   * ``wait_for_steps`` leaves automatic refresh as it found it (smdebug turns it off).
+  * Every wait is bounded on request (``wait_timeout=``, ``timeout=``, TRIALSTAT_WAIT_TIMEOUT)
+    and logs what it waits for while it waits (smdebug waits silently, without a bound).
 """
 import bisect
 import contextlib
+import copy
+import json
+import logging
 import os
 import re
 import time
-from enum import Enum
 
 import numpy as np
 
 from . import _core
+from ._smdebug_interop import SmdebugEqualEnum
 from .exceptions import (MissingCollectionFiles, NoMoreData, StepUnavailable, TensorUnavailable,
-                         SMDebugNotImplementedError, from_core_error)
+                         SMDebugNotImplementedError, SMDebugTypeError, SMDebugValueError,
+                         WaitTimeout, from_core_error)
 from .modes import GLOBAL, ModeKeys, to_mode
 from .tensor import Tensor
 
@@ -33,6 +39,10 @@ __all__ = ["Trial", "LocalTrial", "create_trial", "StepState", "Collection", "no
            "refresh"]
 
 _POLL_SECONDS = float(os.environ.get("TRIALSTAT_POLL_SECONDS", "2"))
+# Seconds between "still waiting" messages of a wait (the first comes when the wait starts).
+_WAIT_MESSAGE_SECONDS = float(os.environ.get("TRIALSTAT_WAIT_MESSAGE_SECONDS", "60"))
+
+logger = logging.getLogger("trialstat")
 
 _LOG_HIST_COLUMNS = ["log_hist_nan", "log_hist_pos_inf", "log_hist_neg_inf", "log_hist_below",
                      "log_hist_above"]
@@ -41,40 +51,171 @@ _STAT_COLUMNS = ["numel", "nan_count", "pos_inf_count", "neg_inf_count", "zero_c
                  "max", "mean", "variance", "std", "sum", "l1", "l2", "linf", "mean_abs"]
 
 
-class StepState(Enum):
-    """smdebug.core.tensor.StepState."""
+class StepState(SmdebugEqualEnum):
+    """smdebug.core.tensor.StepState; members equal and hash like smdebug's of the same name."""
     UNAVAILABLE = 0
     AVAILABLE = 1
     NOT_YET_AVAILABLE = 2
 
 
 class Collection:
-    """A collection from the collections file (FORMAT §8): ``name``, ``include_regex``,
-    ``tensor_names`` (a set) and the reduction config fields trialstat keeps."""
+    """smdebug.core.collection.Collection, analysis side: ``name``, ``include_regex`` (list),
+    ``tensor_names`` (a set), ``reduction_config`` and ``save_config`` (the collections file's
+    JSON objects as dicts, or None), ``save_histogram``; ``include()``, ``add_tensor_name()``,
+    ``remove_tensor_name()``, ``has_tensor_name()``, ``to_json_dict()``, ``to_json()``,
+    ``from_dict()``, ``from_json()``. A trial keeps its Collection objects for its lifetime, so
+    edits persist across refreshes and are what ``tensor_names(collection=...)``, ``stats`` and
+    ``for_each_step`` select by (built-in native rules read the collections file itself)."""
 
-    def __init__(self, name, include_regex=(), tensor_names=(), save_raw_tensor=True,
-                 save_shape=False, reductions=""):
+    def __init__(self, name, include_regex=None, tensor_names=None, reduction_config=None,
+                 save_config=None, save_histogram=True):
         self.name = name
-        self.include_regex = list(include_regex)
-        self.tensor_names = set(tensor_names)
-        self.save_raw_tensor = save_raw_tensor
-        self.save_shape = save_shape
-        self.reductions = reductions
+        self.include_regex = list(include_regex) if include_regex is not None else []
+        self.reduction_config = reduction_config
+        self.save_config = save_config
+        self.save_histogram = save_histogram
+        self.tensor_names = tensor_names
+
+    @property
+    def tensor_names(self):
+        return self._tensor_names
+
+    @tensor_names.setter
+    def tensor_names(self, tensor_names):
+        if tensor_names is None:
+            tensor_names = set()
+        elif isinstance(tensor_names, (list, tuple)):
+            tensor_names = set(tensor_names)
+        elif not isinstance(tensor_names, set):
+            raise SMDebugTypeError("tensor_names can only be list or set")
+        self._tensor_names = tensor_names
+
+    # Fields of the collections file trialstat's catalog reads, for older callers.
+    @property
+    def save_raw_tensor(self):
+        return (self.reduction_config or {}).get("save_raw_tensor", True)
+
+    @property
+    def save_shape(self):
+        return (self.reduction_config or {}).get("save_shape", False)
+
+    @property
+    def reductions(self):
+        return (self.reduction_config or {}).get("reductions", "")
 
     @property
     def include_regex_patterns(self):
         return [re.compile(r) for r in self.include_regex]
 
-    def has_tensor_name(self, name):
-        return name in self.tensor_names
+    def include(self, t):
+        if isinstance(t, list):
+            for i in t:
+                self.include(i)
+        elif isinstance(t, str):
+            self.include_regex.append(t)
+        else:
+            raise SMDebugTypeError("Can only include str or list")
+
+    def has_tensor_name(self, tname):
+        return tname in self._tensor_names
+
+    def add_tensor_name(self, tname):
+        self._tensor_names.add(tname)
+
+    def remove_tensor_name(self, tname):
+        self._tensor_names.discard(tname)
+
+    def to_json_dict(self):
+        return {
+            "name": self.name,
+            "include_regex": self.include_regex,
+            "tensor_names": sorted(self.tensor_names) if self.tensor_names else [],
+            "reduction_config": copy.deepcopy(self.reduction_config),
+            "save_config": copy.deepcopy(self.save_config),
+            "save_histogram": self.save_histogram,
+        }
+
+    def to_json(self):
+        return json.dumps(self.to_json_dict())
+
+    @classmethod
+    def from_dict(cls, params):
+        if not isinstance(params, dict):
+            raise SMDebugValueError(f"params={params} must be dict")
+        return cls(params.get("name"), params.get("include_regex") or [],
+                   set(params.get("tensor_names", [])), params.get("reduction_config"),
+                   params.get("save_config"), params.get("save_histogram", True))
+
+    @classmethod
+    def from_json(cls, json_str):
+        return cls.from_dict(json.loads(json_str))
+
+    def __str__(self):
+        return str(self.to_json_dict())
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __eq__(self, other):
+        if isinstance(other, Collection):
+            return self.to_json_dict() == other.to_json_dict()
+        if not hasattr(other, "include_regex") or not hasattr(other, "tensor_names"):
+            return NotImplemented
+        return self.name == other.name and list(self.include_regex) == list(other.include_regex) \
+            and set(self.tensor_names) == set(other.tensor_names)
 
     def __repr__(self):
-        return (f"<Collection {self.name}: include_regex={self.include_regex}, "
-                f"tensor_names={sorted(self.tensor_names)}>")
+        return f"<class Collection: name={self.name}>"
+
+
+def _collection_from_core(c):
+    save_config = None
+    if any(m is not None for m in c["save_configs"]):
+        save_config = {m.name: c["save_configs"][i] for i, m in enumerate(ModeKeys)}
+    reduction_config = None
+    if c["has_reduction_config"]:
+        reduction_config = {"save_raw_tensor": c["save_raw_tensor"],
+                            "reductions": c["reductions"], "save_shape": c["save_shape"]}
+    return Collection(c["name"], c["include_regex"], c["tensor_names"], reduction_config,
+                      save_config, c["save_histogram"])
+
+
+class _Waiter:
+    """One bounded, interruptible, talkative wait: ``tick()`` between polls logs what is awaited
+    (at the start, then every TRIALSTAT_WAIT_MESSAGE_SECONDS), raises WaitTimeout past
+    ``timeout`` seconds (None: no bound; Ctrl-C interrupts the sleep), and sleeps one poll."""
+
+    def __init__(self, what, timeout, hint):
+        self.what = what
+        self.timeout = timeout
+        self.hint = hint
+        self.start = time.monotonic()
+        self.next_message = self.start
+
+    def tick(self):
+        now = time.monotonic()
+        waited = now - self.start
+        if self.timeout is not None and waited >= self.timeout:
+            raise WaitTimeout(self.what, self.timeout)
+        if now >= self.next_message:
+            bound = (f"gives up after {self.timeout:g} s" if self.timeout is not None
+                     else "no time limit: interrupt (Ctrl-C) or pass timeout=/wait_timeout= to bound it")
+            logger.warning("trialstat: waiting for %s (%.0f s so far; %s). %s", self.what, waited,
+                           bound, self.hint)
+            self.next_message = now + _WAIT_MESSAGE_SECONDS
+        pause = _POLL_SECONDS
+        if self.timeout is not None:
+            pause = max(0.0, min(pause, self.timeout - waited))
+        time.sleep(pause)
+
+
+def _default_timeout():
+    value = os.environ.get("TRIALSTAT_WAIT_TIMEOUT")
+    return float(value) if value not in (None, "") else None
 
 
 def _flatten(items):
-    if isinstance(items, (str, bytes)):
+    if isinstance(items, (str, bytes)) or hasattr(items, "include_regex"):  # a name or Collection
         return [items]
     out = []
     for item in items:
@@ -94,7 +235,7 @@ class Trial:
 
     def __init__(self, path, name=None, range_steps=None, cache=False, check=False,
                  parallel=True, index_mode=True, int8_as_uint8=False,
-                 wait_for_collections=True):
+                 wait_for_collections=True, wait_timeout=None):
         path = path.strip()
         # s3://bucket/prefix is read where it lives (AWS settings from the environment).
         self.path = path if path.startswith("s3://") else os.path.expanduser(path)
@@ -115,10 +256,14 @@ class Trial:
         self.int8_as_uint8 = int8_as_uint8
         self.dynamic_refresh = True
         self.loaded_all_steps = False
+        self.logger = logger  # smdebug's Rule and RequiredTensors log through trial.logger
+        self.wait_timeout = wait_timeout if wait_timeout is not None else _default_timeout()
         self._core = _core_call(_core.Catalog.open, self.path, begin, end)
         self._generation = 0
         self._tensors = {}
         self._value_cache = {}
+        self._collections = None  # kept across refreshes: user edits persist
+        self._collections_from_file = False
         self._reset_caches()
         if wait_for_collections:
             self._wait_for_collections()
@@ -131,13 +276,18 @@ class Trial:
         self._mode_to_global = None
         self._steps_cache = {}
         self._names_cache = {}
-        self._collections = None
 
     def _wait_for_collections(self):
-        while not self._core.collections():
+        """smdebug waits for a collections *file* (one that lists no collections will do)."""
+        waiter = None
+        while not self._core.has_collections_file():
             if self._core.training_ended():
                 raise MissingCollectionFiles()
-            time.sleep(_POLL_SECONDS)
+            if waiter is None:
+                waiter = _Waiter(f"a collections file in {os.path.join(self.path, 'collections')}",
+                                 self.wait_timeout, "The training job has not written one yet "
+                                 "(or the trial path is wrong).")
+            waiter.tick()
             self._refresh_now()
 
     def _note_end_of_training(self):
@@ -261,10 +411,14 @@ class Trial:
         self.maybe_refresh()
         return self._step_state(step, to_mode(mode))
 
-    def wait_for_steps(self, required_steps, mode=GLOBAL):
+    def wait_for_steps(self, required_steps, mode=GLOBAL, timeout=None):
         """Block until every step is available. Raises StepUnavailable for a step that was
-        skipped, NoMoreData for a step beyond the last one of a finished training."""
+        skipped, NoMoreData for a step beyond the last one of a finished training, WaitTimeout
+        after ``timeout`` seconds (default: the trial's ``wait_timeout``; None waits without a
+        bound, logging what it waits for; Ctrl-C interrupts it)."""
         mode = to_mode(mode)
+        timeout = timeout if timeout is not None else self.wait_timeout
+        waiter = None
         for step in required_steps:
             while True:
                 self._refresh_now()
@@ -279,22 +433,41 @@ class Trial:
                     if step < last_step:
                         raise StepUnavailable(step, mode)
                     raise NoMoreData(step, mode, last_step)
-                time.sleep(_POLL_SECONDS)
+                if waiter is None:
+                    waiter = _Waiter(f"step {step} of mode {mode.name} of trial {self.name!r}",
+                                     timeout, "The training job has not completed it yet.")
+                else:
+                    waiter.what = f"step {step} of mode {mode.name} of trial {self.name!r}"
+                waiter.tick()
 
     # ---- names and collections (TRIAL_API §9) ---------------------------------------------
     def collections(self):
-        if self._collections is None:
-            self._collections = {
-                c["name"]: Collection(c["name"], c["include_regex"], c["tensor_names"],
-                                      c["save_raw_tensor"], c["save_shape"], c["reductions"])
-                for c in self._core.collections()}
+        """{name: Collection} from the collections file; the same objects for the trial's
+        lifetime, so that edits (``include``, ``add_tensor_name``, ...) persist."""
+        if self._collections is None or not self._collections_from_file:
+            found = self._core.has_collections_file()
+            cols = {} if self._collections is None else self._collections
+            for c in (self._core.collections() if found else []):
+                cols.setdefault(c["name"], _collection_from_core(c))
+            self._collections = cols
+            self._collections_from_file = found
         return self._collections
 
     def collection(self, name):
+        """The named Collection; one not in the file is created empty (as smdebug)."""
         cols = self.collections()
         if name not in cols:
             cols[name] = Collection(name)
         return cols[name]
+
+    def _as_collection(self, collection):
+        """A name or a Collection object -> the trial's Collection of that name (as smdebug
+        looks it up); an object the trial does not hold stands for itself (smdebug: [])."""
+        if isinstance(collection, str):
+            return self.collection(collection)
+        if hasattr(collection, "include_regex") and hasattr(collection, "tensor_names"):
+            return self.collections().get(collection.name, collection)
+        raise TypeError(f"Invalid argument type for collection {collection.__class__}")
 
     def _names_base(self, step, mode):
         if step is None:
@@ -320,12 +493,15 @@ class Trial:
             patterns = [re.compile(r) for r in _flatten(regex)]
             names = {n for n in names if any(p.search(n) for p in patterns)}
         elif collection is not None:
-            c = collection if isinstance(collection, Collection) or hasattr(collection, "include_regex") \
-                else self.collection(collection)
-            patterns = [re.compile(r) for r in c.include_regex]
-            listed = set(c.tensor_names)
-            names = {n for n in names if n in listed or any(p.search(n) for p in patterns)}
+            names = self._in_collection(self._as_collection(collection), names)
         return sorted(names)
+
+    @staticmethod
+    def _in_collection(c, names):
+        """The names among ``names`` that belong to collection ``c`` (listed or re.search)."""
+        patterns = [re.compile(r) for r in c.include_regex]
+        listed = set(c.tensor_names)
+        return {n for n in names if n in listed or any(p.search(n) for p in patterns)}
 
     def has_tensor(self, tname):
         if self._core.find_tensor(tname) is None:
@@ -342,13 +518,27 @@ class Trial:
 
     # ---- batched statistics ---------------------------------------------------------------
     def _select_ids(self, collection, regex):
-        collections = [] if collection is None else _flatten(
-            [c.name if isinstance(c, Collection) else c
-             for c in ([collection] if isinstance(collection, (str, Collection)) else collection)])
+        """Tensor ids (by name) in any of the collections (this trial's Collection objects,
+        edits included) or matching any regex (the native PCRE2 matcher)."""
+        collections = [] if collection is None else _flatten(collection)
         regexes = [] if regex is None else _flatten(regex)
+        all_names = self._core.tensor_names()
         if not collections and not regexes:
-            return [self._core.find_tensor(n) for n in sorted(self._core.tensor_names())]
-        return _core_call(self._core.select, collections, regexes)
+            return [self._core.find_tensor(n) for n in sorted(all_names)]
+        ids = set(_core_call(self._core.select, [], regexes)) if regexes else set()
+        for c in collections:
+            ids.update(self._core.find_tensor(n)
+                       for n in self._in_collection(self._as_collection(c), all_names))
+        return sorted(ids, key=lambda i: all_names[i])
+
+    def _default_ratio_ids(self, ids):
+        """Tensors of the ``weights`` and ``biases`` collections among ``ids``."""
+        names = self._core.tensor_names()
+        members = set()
+        for c in ("weights", "biases"):
+            if c in self.collections():
+                members |= self._in_collection(self.collections()[c], [names[i] for i in ids])
+        return [i for i in ids if names[i] in members]
 
     def stats(self, collection=None, regex=None, steps=None, mode=None, device="auto",
               update_ratio=None, histogram_bins=0, saved_reductions=True, as_frame=None,
@@ -388,8 +578,7 @@ class Trial:
         ids = self._select_ids(collection, regex)
         begin, end, keep = _step_selection(steps)
         if update_ratio is None:
-            ratio_ids = [i for i in ids if self._core.in_collection(i, "weights")
-                         or self._core.in_collection(i, "biases")]
+            ratio_ids = self._default_ratio_ids(ids)
         elif update_ratio:
             ratio_ids = list(ids)
         else:
@@ -494,8 +683,7 @@ class Trial:
         ids = self._select_ids(collection, regex)
         begin, end, keep = _step_selection(steps)
         if update_ratio is None:
-            ratio_ids = [i for i in ids if self._core.in_collection(i, "weights")
-                         or self._core.in_collection(i, "biases")]
+            ratio_ids = self._default_ratio_ids(ids)
         elif update_ratio:
             ratio_ids = list(ids)
         else:
@@ -518,7 +706,15 @@ class Trial:
                 f"steps={len(self._steps(GLOBAL, True))}, tensors={len(self._core.tensor_names())}>")
 
 
-LocalTrial = Trial
+class LocalTrial(Trial):
+    """A trial in a local folder, with smdebug's signature: ``LocalTrial(name, dirname,
+    range_steps=None, parallel=True, check=False, index_mode=True, cache=False)`` (trialstat's
+    keywords of :func:`create_trial` are accepted too)."""
+
+    def __init__(self, name, dirname, range_steps=None, parallel=True, check=False,
+                 index_mode=True, cache=False, **kwargs):
+        super().__init__(dirname, name=name, range_steps=range_steps, parallel=parallel,
+                         check=check, index_mode=index_mode, cache=cache, **kwargs)
 
 
 def _step_selection(steps):
@@ -543,22 +739,29 @@ def create_trial(path, name=None, profiler=False, output_dir=None, **kwargs):
     S3 settings come from the standard AWS environment (credentials, ``AWS_REGION``,
     ``AWS_ENDPOINT_URL_S3``...) and ``TRIALSTAT_S3_*`` (README "S3 trials"). Keyword arguments:
     ``range_steps=(begin, end)``, ``cache``, ``check``, ``parallel``, ``index_mode`` (smdebug's),
-    ``int8_as_uint8`` (read int8 as smdebug does), ``wait_for_collections`` (default True: block
-    until a collections file exists, as smdebug)."""
+    ``int8_as_uint8`` (read int8 as smdebug does), ``wait_for_collections`` (default True: wait
+    until a collections file exists, as smdebug; one that lists no collections will do),
+    ``wait_timeout`` (seconds: bound every wait of this trial, raising WaitTimeout; default
+    TRIALSTAT_WAIT_TIMEOUT or no bound — waits log what they wait for and Ctrl-C stops them).
+    A local path gives a :class:`LocalTrial`."""
     if profiler:
         raise SMDebugNotImplementedError("profiler trials are not supported by trialstat")
+    if isinstance(path, str) and not path.strip().startswith("s3://"):
+        return LocalTrial(name, path, **kwargs)
     return Trial(path, name=name, **kwargs)
 
 
 @contextlib.contextmanager
 def _dynamic_refresh(trials, enabled):
-    """Set ``dynamic_refresh`` of one trial or a list of them for the block, then restore it."""
+    """Set ``dynamic_refresh`` of one trial or a list of them for the block, then restore it.
+    Yields what it was given (``with no_refresh([t1, t2]) as trials:``, as smdebug)."""
+    trials_arg = trials
     trials = trials if isinstance(trials, (list, tuple)) else [trials]
     previous = [t.dynamic_refresh for t in trials]
     for t in trials:
         t.dynamic_refresh = enabled
     try:
-        yield
+        yield trials_arg
     finally:
         for t, p in zip(trials, previous):
             t.dynamic_refresh = p
