@@ -11,15 +11,15 @@ import json
 import math
 import os
 import subprocess
-import sys
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
 import trialstat
-from conftest import HERE, run_dump
+from conftest import HERE
 from parity import compare
+from test_parity import _dumps
 
 TRIALS = ("softprob", "softmax", "binary")
 
@@ -272,13 +272,7 @@ def test_cli_stats_counts_string_records_apart(xgb, cli):
 def test_xgboost_trial_parity(xgb, smdebug_python_path, tmp_path, name):
     """Every value (string tensors included, as str) and statistic reads as smdebug reads it."""
     path, _ = xgb[name]
-    prefix_s, prefix_t = str(tmp_path / "smdebug"), str(tmp_path / "trialstat")
-    run_dump(smdebug_python_path, "smdebug", path, prefix_s)
-    run_dump(sys.executable, "trialstat", path, prefix_t)
-    with open(prefix_s + ".json") as f:
-        smd = json.load(f)
-    with open(prefix_t + ".json") as f:
-        ts = json.load(f)
-    diffs, documented = compare(smd, np.load(prefix_s + ".npz"), ts, np.load(prefix_t + ".npz"))
+    smd, smd_arrays, ts, ts_arrays = _dumps(tmp_path, smdebug_python_path, path)
+    diffs, documented = compare(smd, smd_arrays, ts, ts_arrays)
     assert not diffs, "\n".join(diffs[:50])
     assert documented == []
