@@ -91,6 +91,7 @@ std::string event_json(const watch_event& e) {
         row["configuration_name"] = e.result->configuration_name;
         row["status"] = rules::rule_status_name(e.result->status);
         if (!e.result->status_details.empty()) row["status_details"] = e.result->status_details;
+        if (!e.result->warnings.empty()) row["warnings"] = e.result->warnings;
         auto& findings = row["findings"] = json::array();
         for (const auto& f : e.result->findings) findings.push_back(finding_json(f));
       }

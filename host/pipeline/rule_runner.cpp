@@ -89,6 +89,16 @@ struct rule_session::state {
     return merged;
   }
 
+  /// Each active rule's new warnings into its result; a rule that cannot give a verdict on
+  /// the data (`evaluation_status`) leaves the session (Error).
+  void collect_problems() {
+    for (const std::size_t i : std::vector<std::size_t>(active)) {
+      for (auto& w : invocations[i].rule->take_warnings()) results[i].warnings.push_back(std::move(w));
+      status problem = invocations[i].rule->evaluation_status();
+      if (!problem.ok()) drop(i, problem);
+    }
+  }
+
   /// Rules with their first findings go InProgress → IssuesFound.
   void note_findings() {
     for (const std::size_t i : active) {
@@ -116,6 +126,7 @@ struct rule_session::state {
     if (!counters) return counters.error_status();
     progress.counters = std::move(*counters);
     progress.last_step = stream->last_step();
+    collect_problems();
     note_findings();
     return progress;
   }
@@ -171,6 +182,7 @@ result<session_progress> rule_session::finish() {
   auto progress = s.run(/*include_incomplete=*/true);
   if (!progress) return progress;
   for (const std::size_t i : s.active) s.invocations[i].rule->finish(s.trial, s.results[i].findings);
+  s.collect_problems();
   s.note_findings();
   for (const std::size_t i : s.active) {
     if (s.results[i].status == rules::rule_status::in_progress) {

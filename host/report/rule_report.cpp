@@ -23,6 +23,7 @@ void write_json(std::span<const pipeline::rule_result> results, std::FILE* out) 
     row["configuration_name"] = r.configuration_name;
     row["status"] = rules::rule_status_name(r.status);
     if (!r.status_details.empty()) row["status_details"] = r.status_details;
+    if (!r.warnings.empty()) row["warnings"] = r.warnings;
     auto& findings = row["findings"] = nlohmann::json::array();
     for (const auto& f : r.findings) {
       findings.push_back({{"step", f.step},
@@ -47,6 +48,7 @@ void write_text(std::span<const pipeline::rule_result> results, std::FILE* out,
     if (!r.findings.empty()) fmt::print(out, "  {} finding(s)", r.findings.size());
     fmt::print(out, "\n");
     if (!r.status_details.empty()) fmt::print(out, "    {}\n", r.status_details);
+    for (const auto& w : r.warnings) fmt::print(out, "    warning: {}\n", w);
     std::size_t shown = 0;
     for (const auto& f : r.findings) {
       if (max_findings != 0 && shown == max_findings) {

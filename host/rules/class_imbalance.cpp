@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "host/rules/class_pairing.hpp"
 #include "host/rules/rule_support.hpp"
 #include "trialstat/rules/builtin_rules.hpp"
 #include "trialstat/rules/parameters.hpp"
@@ -27,7 +28,8 @@ struct class_totals {
 
 class class_imbalance final : public rule {
  public:
-  explicit class_imbalance(const class_imbalance_params& p) : params_(p) {}
+  explicit class_imbalance(const class_imbalance_params& p)
+      : params_(p), pairing_({.argmax = p.argmax, .threshold = p.prediction_threshold}) {}
 
   std::string_view name() const override { return rule_name; }
 
@@ -48,56 +50,24 @@ class class_imbalance final : public rule {
     const auto& sides = pairs_.pair(trial, step, params_.evaluate_all_workers, /*labels_win=*/true);
     for (const auto& [worker, pair] : sides) {
       class_totals& totals = totals_[worker];
-      if (!accumulate(pair.first, pair.second, totals)) continue;
+      if (!accumulate(trial, pair.first, pair.second, totals)) continue;
       judge(trial, *pair.first.front(), totals, findings);
     }
   }
 
+  status evaluation_status() const override { return pairing_.error(); }
+  std::vector<std::string> take_warnings() override { return pairing_.take_warnings(); }
+
  private:
-  /// Add this step's pairs to the totals; false when the step cannot be paired.
-  bool accumulate(const record_list& labels, const record_list& predictions,
-                  class_totals& totals) {
-    if (labels.empty() || predictions.empty()) return false;
-    if (!detail::concat_values(labels, label_values_) ||
-        !detail::concat_values(predictions, prediction_values_) || label_values_.empty()) {
-      return false;
-    }
-    const auto n = static_cast<int64_t>(label_values_.size());
-    std::vector<int64_t> prediction_shape{n};
-    int64_t width = 0;
-    if (params_.argmax) {
-      // Rows over the last axis; every prediction tensor must share that width.
-      for (const auto* r : predictions) {
-        const int64_t w = r->shape.empty() ? 0 : r->shape.back();
-        if (w < 1 || (width != 0 && w != width)) return false;
-        width = w;
-      }
-      if (static_cast<int64_t>(prediction_values_.size()) != n * width) return false;
-      prediction_shape = {n, width};
-    } else if (static_cast<int64_t>(prediction_values_.size()) != n) {
-      return false;
-    }
-    const auto label_max = detail::finite_max(labels);
-    if (!label_max) return false;
-    double largest = *label_max;
-    if (params_.argmax) {
-      largest = std::max(largest, static_cast<double>(width - 1));
-    } else if (const auto prediction_max = detail::finite_max(predictions)) {
-      largest = std::max(largest, *prediction_max);
-    }
+  /// Add this step's pairs to the totals; false when the step is skipped or cannot be paired.
+  bool accumulate(const trial::catalog& trial, const record_list& labels,
+                  const record_list& predictions, class_totals& totals) {
+    const detail::class_pairs* pairs = pairing_.pair(trial, labels, predictions);
+    if (pairs == nullptr || std::isnan(pairs->largest_class)) return false;
     const int64_t k = std::max<int64_t>(
-        1, static_cast<int64_t>(std::min(std::trunc(largest) + 1.0,
+        1, static_cast<int64_t>(std::min(std::trunc(pairs->largest_class) + 1.0,
                                          static_cast<double>(stats::max_confusion_classes))));
-    const std::vector<int64_t> label_shape{n};
-    const tensor_view l{reinterpret_cast<const std::byte*>(label_values_.data()), dtype::float64,
-                        label_shape, n, memory_kind::host};
-    const tensor_view p{reinterpret_cast<const std::byte*>(prediction_values_.data()),
-                        dtype::float64, prediction_shape,
-                        static_cast<int64_t>(prediction_values_.size()), memory_kind::host};
-    const auto matrix = stats::compute_confusion(
-        l, p, k,
-        params_.argmax ? stats::prediction_kind::argmax_last_axis
-                       : stats::prediction_kind::class_values);
+    const auto matrix = pairs->count(k);
     if (!matrix) return false;
     const auto classes = static_cast<std::size_t>(k);
     if (totals.labels.size() < classes) {
@@ -145,10 +115,11 @@ class class_imbalance final : public rule {
                             detail::format_number(params_.threshold_imbalance));
     }
     if (mispredicted) {
-      message += fmt::format("{}class {} mispredicted in {} of its {} samples > "
+      const int64_t n = totals.labels[worst_class];
+      message += fmt::format("{}class {} mispredicted in {} of its {} samples (rate {}) > "
                              "threshold_misprediction {}",
-                             message.empty() ? "" : "; ", worst_class,
-                             detail::format_number(worst_miss), totals.labels[worst_class],
+                             message.empty() ? "" : "; ", worst_class, n - totals.hits[worst_class],
+                             n, detail::format_number(worst_miss),
                              detail::format_number(params_.threshold_misprediction));
     }
     findings.push_back(detail::make_finding(rule_name, trial, record,
@@ -159,8 +130,7 @@ class class_imbalance final : public rule {
   class_imbalance_params params_;
   detail::label_prediction_pairs pairs_;
   std::map<trial::worker_id, class_totals> totals_;
-  std::vector<double> label_values_;
-  std::vector<double> prediction_values_;
+  detail::class_pairing pairing_;
 };
 
 }  // namespace
@@ -176,9 +146,12 @@ result<class_imbalance_params> parse_class_imbalance_params(const rule_parameter
   reader.read("threshold_misprediction", p.threshold_misprediction);
   reader.read("samples", p.samples);
   reader.read("argmax", p.argmax);
+  reader.read("prediction_threshold", p.prediction_threshold);
   reader.read("labels_regex", p.labels_regex);
   reader.read("predictions_regex", p.predictions_regex);
   reader.read("evaluate_all_workers", p.evaluate_all_workers);
+  reader.require(!(p.argmax && p.prediction_threshold), "prediction_threshold",
+                 "reads one probability per label and cannot be combined with argmax=True");
   reader.require(p.samples >= 0, "samples", fmt::format("must not be negative, got {}", p.samples));
   TRIALSTAT_RETURN_IF_ERROR(reader.finish());
   return p;

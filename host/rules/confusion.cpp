@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "host/rules/class_pairing.hpp"
 #include "host/rules/rule_support.hpp"
 #include "trialstat/rules/builtin_rules.hpp"
 #include "trialstat/rules/parameters.hpp"
@@ -21,7 +22,8 @@ using record_list = detail::label_prediction_pairs::record_list;
 
 class confusion final : public rule {
  public:
-  explicit confusion(const confusion_params& p) : params_(p) {}
+  explicit confusion(const confusion_params& p)
+      : params_(p), pairing_({.argmax = false, .threshold = p.prediction_threshold}) {}
 
   std::string_view name() const override { return rule_name; }
 
@@ -39,6 +41,9 @@ class confusion final : public rule {
     const auto& sides = pairs_.pair(trial, step, params_.evaluate_all_workers, /*labels_win=*/false);
     for (const auto& [worker, pair] : sides) evaluate(trial, pair.first, pair.second, findings);
   }
+
+  status evaluation_status() const override { return pairing_.error(); }
+  std::vector<std::string> take_warnings() override { return pairing_.take_warnings(); }
 
  private:
   /// The collection's tensors if it exists and has any, else the named tensor (if present).
@@ -58,31 +63,20 @@ class confusion final : public rule {
 
   void evaluate(const trial::catalog& trial, const record_list& labels,
                 const record_list& predictions, std::vector<finding>& findings) {
-    if (labels.empty() || predictions.empty()) return;
-    if (!detail::concat_values(labels, label_values_) ||
-        !detail::concat_values(predictions, prediction_values_) ||
-        label_values_.size() != prediction_values_.size() || label_values_.empty()) {
-      return;
-    }
+    const detail::class_pairs* pairs = pairing_.pair(trial, labels, predictions);
+    if (pairs == nullptr) return;
     int64_t k = 0;
     if (params_.category_no) {
       k = *params_.category_no;
     } else {
-      record_list both = labels;
-      both.insert(both.end(), predictions.begin(), predictions.end());
-      const auto largest = detail::finite_max(both);
-      if (!largest) return;
+      if (std::isnan(pairs->largest_class)) return;
       k = std::max<int64_t>(2, static_cast<int64_t>(std::min(
-                                   std::trunc(*largest) + 1.0,
+                                   std::trunc(pairs->largest_class) + 1.0,
                                    static_cast<double>(stats::max_confusion_classes))));
     }
-    const std::vector<int64_t> shape{static_cast<int64_t>(label_values_.size())};
-    const tensor_view l{reinterpret_cast<const std::byte*>(label_values_.data()), dtype::float64,
-                        shape, shape[0], memory_kind::host};
-    const tensor_view p{reinterpret_cast<const std::byte*>(prediction_values_.data()),
-                        dtype::float64, shape, shape[0], memory_kind::host};
-    const auto matrix = stats::compute_confusion(l, p, k, stats::prediction_kind::class_values);
+    const auto matrix = pairs->count(k);
     if (!matrix) return;
+    const std::size_t samples = pairs->labels.size();
     for (int64_t i = 0; i < k; ++i) {
       int64_t column = 0;
       for (int64_t j = 0; j < k; ++j) column += matrix->at(j, i);
@@ -95,7 +89,7 @@ class confusion final : public rule {
             fmt::format("prediction {}: C[{}][{}] / column sum = {} / {} = {} < min_diag {} "
                         "({} classes, {} samples)",
                         i, i, i, matrix->at(i, i), column, detail::format_number(diagonal),
-                        detail::format_number(params_.min_diag), k, label_values_.size())));
+                        detail::format_number(params_.min_diag), k, samples)));
         return;
       }
       for (int64_t j = 0; j < k; ++j) {
@@ -107,7 +101,7 @@ class confusion final : public rule {
               fmt::format("prediction {}: label {} in C[{}][{}] / column sum = {} / {} = {} > "
                           "max_off_diag {} ({} classes, {} samples)",
                           i, j, j, i, matrix->at(j, i), column, detail::format_number(off),
-                          detail::format_number(params_.max_off_diag), k, label_values_.size())));
+                          detail::format_number(params_.max_off_diag), k, samples)));
           return;
         }
       }
@@ -116,8 +110,7 @@ class confusion final : public rule {
 
   confusion_params params_;
   detail::label_prediction_pairs pairs_;
-  std::vector<double> label_values_;
-  std::vector<double> prediction_values_;
+  detail::class_pairing pairing_;
 };
 
 }  // namespace
@@ -136,6 +129,7 @@ result<confusion_params> parse_confusion_params(const rule_parameters& params) {
   reader.read("predictions_collection", p.predictions_collection);
   reader.read("min_diag", p.min_diag);
   reader.read("max_off_diag", p.max_off_diag);
+  reader.read("prediction_threshold", p.prediction_threshold);
   reader.read("evaluate_all_workers", p.evaluate_all_workers);
   if (p.category_no) {
     reader.require(*p.category_no >= 2 && *p.category_no <= stats::max_confusion_classes,

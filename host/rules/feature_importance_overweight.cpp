@@ -50,25 +50,45 @@ class feature_importance_overweight final : public rule {
                              shape, shape[0], memory_kind::host};
       const auto sums = stats::compute_top_k_sum(view, params_.nfeatures);
       if (!sums) continue;
-      const double ratio = sums->top_sum / sums->total_sum;
+      // share = top / (top + rest), rest = Σ of the other n − k scores (the top-(n − k) sum of
+      // the negated scores): k ≥ n gives exactly 1, and the share never exceeds 1 by rounding
+      // (issue 16: the total summed in another order gave 1.0000000000000004).
+      const auto rest = rest_sum(view.num_elements - sums->k);
+      if (!rest) continue;
+      const double total = sums->top_sum + *rest;
+      const double ratio = sums->top_sum / total;
       if (ratio > params_.threshold) {
         findings.push_back(detail::make_finding(
             rule_name, trial, *top, ratio,
             fmt::format("the {} most important of {} features hold {} of the total importance "
                         "{} > threshold {}",
                         sums->k, scores_.size(), detail::format_number(ratio),
-                        detail::format_number(sums->total_sum),
+                        detail::format_number(total),
                         detail::format_number(params_.threshold))));
       }
     }
   }
 
  private:
+  /// Σ of the `count` smallest scores.
+  std::optional<double> rest_sum(int64_t count) {
+    if (count <= 0) return 0.0;
+    negated_.resize(scores_.size());
+    for (std::size_t i = 0; i < scores_.size(); ++i) negated_[i] = -scores_[i];
+    const std::vector<int64_t> shape{static_cast<int64_t>(negated_.size())};
+    const tensor_view view{reinterpret_cast<const std::byte*>(negated_.data()), dtype::float64,
+                           shape, shape[0], memory_kind::host};
+    const auto sums = stats::compute_top_k_sum(view, count);
+    if (!sums) return std::nullopt;
+    return -sums->top_sum;
+  }
+
   feature_importance_overweight_params params_;
   detail::tensor_set selected_;
   std::vector<const plan::statistics_record*> picked_;
   std::vector<std::vector<const plan::statistics_record*>> groups_;
   std::vector<double> scores_;
+  std::vector<double> negated_;
 };
 
 }  // namespace

@@ -74,10 +74,10 @@ TEST(Confusion, CollectionsConcatenateInNameOrderAndCategoryNoBoundsClasses) {
   EXPECT_TRUE(run_rule(*two, catalog, values).findings.empty());
 }
 
-TEST(Confusion, MissingTensorsOrUnequalLengthsAreSkipped) {
+TEST(Confusion, MissingTensorsAreSkippedAndUnequalLengthsAreAnError) {
   trial_folder t("cf_missing");
-  t.step(0, mode::eval, 0, {{"labels"}});                    // no predictions
-  t.step(1, mode::eval, 1, {{"labels"}, {"predictions"}});   // lengths differ
+  t.step(0, mode::eval, 0, {{"labels"}});                    // no predictions: skipped
+  t.step(1, mode::eval, 1, {{"labels"}, {"predictions"}});   // lengths differ: Error
   auto catalog = t.open();
   auto rule = make("Confusion");
   const auto out = run_rule(*rule, catalog, [](std::string_view n, int64_t, std::string_view) {
@@ -85,6 +85,68 @@ TEST(Confusion, MissingTensorsOrUnequalLengthsAreSkipped) {
   });
   EXPECT_TRUE(out.prepared.ok());
   EXPECT_TRUE(out.findings.empty());
+  EXPECT_EQ(rule->evaluation_status().code(), error_code::invalid_argument);
+  EXPECT_EQ(rule->evaluation_status().message(),
+            "labels 'labels' [3] and predictions 'predictions' [2] do not pair at step 1: 2 "
+            "prediction values for 3 labels; expected one class or probability per label, or "
+            "scores [3, C] (argmax over C)");
+}
+
+TEST(Confusion, ScoresPerClassTakeTheArgmaxWithAWarning) {
+  trial_folder t("cf_scores");
+  for (int s = 0; s < 2; ++s) t.step(s, mode::eval, s, {{"labels"}, {"predictions"}});
+  auto catalog = t.open();
+  // multi:softprob: predictions [4, 3] beside labels [4]; argmax rows 0, 1, 2, 2 — label 1 of
+  // row 3 predicted 2: column 2 holds 1 of 2 on its diagonal → fires with the defaults.
+  const auto values = [](std::string_view n, int64_t, std::string_view) -> std::optional<tensor_value> {
+    if (n == "labels") return vec({0, 1, 2, 1});
+    return tensor_value{{4, 3}, {0.8, 0.1, 0.1, 0.2, 0.7, 0.1, 0.1, 0.1, 0.8, 0.3, 0.3, 0.4}};
+  };
+  auto rule = make("Confusion");
+  const auto out = run_rule(*rule, catalog, values);
+  EXPECT_TRUE(rule->evaluation_status().ok()) << rule->evaluation_status().to_string();
+  ASSERT_EQ(where(out.findings), (std::vector<step_tensor>{{0, "labels"}, {1, "labels"}}));
+  EXPECT_EQ(out.findings[0].message,
+            "prediction 2: C[2][2] / column sum = 1 / 2 = 0.5 < min_diag 0.9 (3 classes, 4 "
+            "samples)");
+  // One warning for the whole run, taken once.
+  EXPECT_EQ(rule->take_warnings(),
+            (std::vector<std::string>{"predictions 'predictions' [4, 3] with labels 'labels' [4]: "
+                                      "took the argmax over the last axis (3 classes) as the "
+                                      "predicted class (from step 0)"}));
+  EXPECT_TRUE(rule->take_warnings().empty());
+}
+
+TEST(Confusion, ProbabilitiesCastToIntWarnAndPredictionThresholdReadsThem) {
+  trial_folder t("cf_probabilities");
+  t.step(0, mode::eval, 0, {{"labels"}, {"predictions"}});
+  auto catalog = t.open();
+  // binary:logistic: probabilities. Cast to int every one is class 0 (column 0: 2 of 4 right →
+  // fires); with prediction_threshold 0.5 they read 0, 0, 1, 1: the identity, quiet.
+  const auto values = [](std::string_view n, int64_t, std::string_view) -> std::optional<tensor_value> {
+    if (n == "labels") return vec({0, 0, 1, 1});
+    return vec({0.1, 0.4, 0.6, 0.9});
+  };
+  auto cast = make("Confusion");
+  const auto out = run_rule(*cast, catalog, values);
+  ASSERT_EQ(out.findings.size(), 1u);
+  EXPECT_EQ(out.findings[0].value, 0.5);
+  const auto warnings = cast->take_warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0],
+            "predictions 'predictions' [4] look like probabilities (floating values within [0, 1], "
+            "not all whole numbers) and are cast to int, so every value below 1 is class 0 (from "
+            "step 0); set prediction_threshold (e.g. 0.5) to read them as binary probabilities");
+  auto threshold = make("Confusion", {{"prediction_threshold", "0.5"}});
+  EXPECT_TRUE(run_rule(*threshold, catalog, values).findings.empty());
+  EXPECT_TRUE(threshold->take_warnings().empty());
+  // Whole numbers in [0, 1] (multi:softmax classes as float) are classes, not probabilities.
+  auto classes = make("Confusion");
+  run_rule(*classes, catalog, [](std::string_view n, int64_t, std::string_view) {
+    return std::optional(vec(n == "labels" ? std::vector<double>{0, 0, 1, 1}
+                                           : std::vector<double>{0, 0, 1, 1}));
+  });
+  EXPECT_TRUE(classes->take_warnings().empty());
 }
 
 trial_folder imbalance_trial(const std::string& label, int steps) {
@@ -168,11 +230,72 @@ TEST(ClassImbalance, ArgmaxOverScores) {
   ASSERT_EQ(out.findings.size(), 1u);
   EXPECT_EQ(out.findings[0].value, 0.5);
   EXPECT_EQ(out.findings[0].message,
-            "class 1 mispredicted in 0.5 of its 2 samples > threshold_misprediction 0.4 (4 "
-            "samples so far)");
-  // Without argmax the scores tensor has 12 elements for 4 labels: the step is skipped.
+            "class 1 mispredicted in 1 of its 2 samples (rate 0.5) > threshold_misprediction 0.4 "
+            "(4 samples so far)");
+  EXPECT_TRUE(rule->take_warnings().empty());
+  // Without argmax the scores [4, 3] beside labels [4] take the argmax anyway, with a warning.
+  auto plain = make("ClassImbalance", {{"samples", "1"}, {"threshold_misprediction", "0.4"}});
+  const auto implicit = run_rule(*plain, catalog, values);
+  ASSERT_EQ(implicit.findings.size(), 1u);
+  EXPECT_EQ(implicit.findings[0].message, out.findings[0].message);
+  EXPECT_EQ(plain->take_warnings().size(), 1u);
+}
+
+TEST(ClassImbalance, ShapesThatDoNotPairAreAnError) {
+  trial_folder t("ci_unpaired");
+  t.step(0, mode::train, 0, {{"labels"}, {"predictions"}});
+  auto catalog = t.open();
+  // argmax=True over predictions [30] (binary output, one value per label) reduces them to one
+  // class for 30 labels.
+  const auto values = [](std::string_view, int64_t, std::string_view) {
+    return std::optional(filled(30, 1.0));
+  };
+  auto rule = make("ClassImbalance", {{"argmax", "True"}, {"samples", "1"}});
+  const auto out = run_rule(*rule, catalog, values);
+  EXPECT_TRUE(out.findings.empty());
+  EXPECT_EQ(rule->evaluation_status().message(),
+            "labels 'labels' [30] and predictions 'predictions' [30] do not pair at step 0: the "
+            "argmax over the last axis (30) gives 1 predicted classes for 30 labels");
+  // Labels [6] with predictions [4, 3]: neither one per label nor [6, C].
   auto plain = make("ClassImbalance", {{"samples", "1"}});
-  EXPECT_TRUE(run_rule(*plain, catalog, values).findings.empty());
+  run_rule(*plain, catalog, [](std::string_view n, int64_t, std::string_view) {
+    return std::optional(n == "labels" ? filled(6, 1.0) : tensor_value{{4, 3}, std::vector<double>(12, 0.5)});
+  });
+  EXPECT_EQ(plain->evaluation_status().message(),
+            "labels 'labels' [6] and predictions 'predictions' [4, 3] do not pair at step 0: 12 "
+            "prediction values for 6 labels; expected one class or probability per label, or "
+            "scores [6, C] (argmax over C)");
+}
+
+TEST(ClassImbalance, PredictionThresholdCountsBinaryProbabilities) {
+  trial_folder t("ci_threshold");
+  t.step(0, mode::train, 0, {{"labels"}, {"predictions"}});
+  auto catalog = t.open();
+  // 95/5: 95 negatives predicted 0.2; 5 positives, 3 of them with p > 0.5.
+  const auto values = [](std::string_view n, int64_t, std::string_view) {
+    std::vector<double> labels(95, 0.0), p(95, 0.2);
+    labels.insert(labels.end(), 5, 1.0);
+    p.insert(p.end(), {0.9, 0.7, 0.6, 0.3, 0.1});
+    return std::optional(vec(n == "labels" ? labels : p));
+  };
+  // Cast to int: class 1 is 100% mispredicted, with a warning.
+  auto cast = make("ClassImbalance", {{"samples", "1"}, {"threshold_imbalance", "100"}});
+  const auto out = run_rule(*cast, catalog, values);
+  ASSERT_EQ(out.findings.size(), 1u);
+  EXPECT_EQ(out.findings[0].message,
+            "class 1 mispredicted in 5 of its 5 samples (rate 1) > threshold_misprediction 0.7 "
+            "(100 samples so far)");
+  EXPECT_EQ(cast->take_warnings().size(), 1u);
+  // Threshold 0.5: 2 of 5 missed (rate 0.4) — quiet; no warning.
+  auto threshold = make("ClassImbalance", {{"samples", "1"}, {"threshold_imbalance", "100"},
+                                           {"prediction_threshold", "0.5"}});
+  EXPECT_TRUE(run_rule(*threshold, catalog, values).findings.empty());
+  EXPECT_TRUE(threshold->take_warnings().empty());
+  // prediction_threshold with argmax=True is a parameter error.
+  const auto both = trialstat::rules::make_rule(
+      "ClassImbalance", {{"argmax", "True"}, {"prediction_threshold", "0.5"}});
+  ASSERT_FALSE(both.has_value());
+  EXPECT_NE(both.error_status().message().find("prediction_threshold"), std::string::npos);
 }
 
 }  // namespace

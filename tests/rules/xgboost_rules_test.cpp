@@ -3,6 +3,7 @@
 // records shaped like the XGBoost hook's tensors.
 #include <gtest/gtest.h>
 
+#include "host/rules/tree_links.hpp"
 #include "tests/rules/rule_harness.hpp"
 
 namespace trialstat::rule_testing {
@@ -36,7 +37,14 @@ TEST(TreeDepth, FiresWhenTheDeepestTreeExceedsDepth) {
   ASSERT_TRUE(out.prepared.ok());
   ASSERT_EQ(where(out.findings), (std::vector<step_tensor>{{2, "trees/Node"}}));
   EXPECT_EQ(out.findings[0].value, 5.0);
-  EXPECT_EQ(out.findings[0].message, "tree depth floor(log2(max node id 62 + 1)) = 5 > depth 4");
+  // No trees/ID, Yes, No saved: the node-id formula, said in the message and a warning.
+  EXPECT_EQ(out.findings[0].message,
+            "tree depth floor(log2(max node id 62 + 1)) = 5 > depth 4 (node-id formula, exact "
+            "only for breadth-first numbered trees: trees/ID not saved)");
+  EXPECT_EQ(rule->take_warnings(),
+            (std::vector<std::string>{"depth from the node-id formula floor(log2(max trees/Node + "
+                                      "1)), which underestimates trees not numbered "
+                                      "breadth-first, from step 0: trees/ID not saved"}));
   auto shallow = make("TreeDepth", {{"depth", "2.5"}});
   EXPECT_EQ(run_rule(*shallow, catalog, values).findings.size(), 3u);
   ASSERT_EQ(out.plan.requests().size(), 1u);  // only trees/Node
@@ -50,6 +58,69 @@ TEST(TreeDepth, NoTreesNoFindings) {
   const auto out = run_rule(*rule, catalog, [](auto...) { return std::optional(filled(1, 1.0)); });
   EXPECT_TRUE(out.prepared.ok());
   EXPECT_TRUE(out.findings.empty());
+}
+
+using names = std::vector<std::string>;
+
+TEST(TreeDepthLinks, ExactDepthFollowsTheLinksNotTheNodeIds) {
+  // xgboost numbers nodes in creation order: a chain 0 → 2 → 4 → 6 (yes side) with leaves
+  // 1, 3, 5, 7, 8: depth 4, while floor(log2(max id 8 + 1)) = 3.
+  const names ids{"0-0", "0-1", "0-2", "0-3", "0-4", "0-5", "0-6", "0-7", "0-8"};
+  const names yes{"0-2", "nan", "0-4", "nan", "0-6", "nan", "0-7", "nan", "nan"};
+  const names no{"0-1", "nan", "0-3", "nan", "0-5", "nan", "0-8", "nan", "nan"};
+  const auto depth = trialstat::rules::detail::tree_depth_from_links(ids, yes, no);
+  ASSERT_TRUE(depth.has_value()) << depth.error_status().to_string();
+  EXPECT_EQ(*depth, 4);
+  // A lone leaf: depth 0. Two trees: the deeper one counts.
+  EXPECT_EQ(*trialstat::rules::detail::tree_depth_from_links(names{"3-0"}, names{"nan"}, names{""}), 0);
+  const names two_ids{"0-0", "0-1", "0-2", "1-0"};
+  const names two_yes{"0-1", "nan", "nan", "nan"};
+  const names two_no{"0-2", "nan", "nan", "nan"};
+  EXPECT_EQ(*trialstat::rules::detail::tree_depth_from_links(two_ids, two_yes, two_no), 1);
+}
+
+TEST(TreeDepthLinks, BrokenTablesAreErrors) {
+  using trialstat::rules::detail::tree_depth_from_links;
+  const auto message = [](const names& ids, const names& yes, const names& no) {
+    const auto d = tree_depth_from_links(ids, yes, no);
+    return d.has_value() ? std::string("ok") : d.error_status().message();
+  };
+  EXPECT_EQ(message({"0-0"}, {"nan"}, {}), "the link columns differ in length: 1 ids, 1 yes, 0 no");
+  EXPECT_EQ(message({}, {}, {}), "no nodes");
+  EXPECT_EQ(message({"0-0", "0-0"}, {"nan", "nan"}, {"nan", "nan"}), "node id '0-0' repeats");
+  EXPECT_EQ(message({"0-0"}, {"0-9"}, {"nan"}), "node '0-0' links to '0-9', which is not a node");
+  EXPECT_EQ(message({"0-0", "0-1"}, {"0-1", "nan"}, {"0-1", "nan"}), "node '0-1' has two parents");
+  EXPECT_EQ(message({"0-0", "0-1"}, {"0-1", "0-0"}, {"nan", "nan"}),
+            "the links form a cycle (0 of 2 nodes reachable from a root)");
+}
+
+TEST(FeatureImportanceOverweight, AllFeaturesHoldExactlyOne) {
+  // 64 importances normalised by their sum (as the hook writes them), in an order whose
+  // name-order sum differs from the sorted-order sum in the last bit: nfeatures ≥ 64 must give
+  // exactly 1, so threshold 1.0 never fires.
+  trial_folder t("fi_all");
+  std::vector<saved_tensor> tensors;
+  for (int f = 0; f < 64; ++f) tensors.push_back({"feature_importance/weight/f" + std::to_string(f)});
+  t.step(0, mode::train, 0, tensors);
+  auto catalog = t.open();
+  std::vector<double> raw;
+  double sum = 0;
+  for (int f = 0; f < 64; ++f) {
+    raw.push_back(1.0 / (3.0 + f * 0.7) + (f % 7) * 0.013);
+    sum += raw.back();
+  }
+  const auto values = [&](std::string_view name, int64_t, std::string_view) {
+    const int f = std::stoi(std::string(name.substr(name.rfind('f') + 1)));
+    return std::optional(tensor_value{{}, {raw[static_cast<std::size_t>(f)] / sum}});
+  };
+  for (const char* k : {"64", "100"}) {
+    auto rule = make("FeatureImportanceOverweight", {{"nfeatures", k}, {"threshold", "1.0"}});
+    EXPECT_TRUE(run_rule(*rule, catalog, values).findings.empty()) << k;
+    auto below = make("FeatureImportanceOverweight", {{"nfeatures", k}, {"threshold", "0.999999"}});
+    const auto out = run_rule(*below, catalog, values);
+    ASSERT_EQ(out.findings.size(), 1u);
+    EXPECT_EQ(out.findings[0].value, 1.0);
+  }
 }
 
 TEST(FeatureImportanceOverweight, FiresWhenFewFeaturesCarryTheModel) {

@@ -76,10 +76,13 @@ int run_stats(const stats_options& o) {
 
   auto writer = report::statistics_writer::create(*format, stdout);
   int64_t failed = 0;
+  int64_t strings = 0;  // string records: readable, but without numeric statistics
   auto run = pipeline::run_statistics(trial, plan, *options, [&](const plan::step_statistics& step) {
     writer->write_step(trial, step);
     for (const auto& r : step.records) {
-      if (!r.raw_status.ok() && r.raw_status.code() != error_code::not_found) {
+      if (r.type == dtype::string && r.raw_status.code() == error_code::unsupported_dtype) {
+        ++strings;
+      } else if (!r.raw_status.ok() && r.raw_status.code() != error_code::not_found) {
         fmt::print(stderr, "warning: {}\n", r.raw_status.to_string());
         ++failed;
       }
@@ -88,6 +91,10 @@ int run_stats(const stats_options& o) {
   writer->finish();
   report_transfers(trial);
   if (!run) return report_error(run.error_status());
+  if (strings > 0) {
+    fmt::print(stderr, "trialstat: {} string record(s): string tensors have no numeric statistics\n",
+               strings);
+  }
   if (failed > 0) fmt::print(stderr, "trialstat: {} record(s) could not be read (see warnings)\n", failed);
   return 0;
 }

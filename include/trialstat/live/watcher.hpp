@@ -159,8 +159,8 @@ using event_callback = std::function<void(const watch_event&)>;
 /// exit_status?; command_exit → rule (configuration name), command, pid, exit_code?, signal?,
 /// killed?; progress → last_step, steps_evaluated, waiting_on {step, workers_done,
 /// num_workers, missing}; warning/waiting/started → message; result → the `trialstat rules
-/// --format json` object (rule, configuration_name, status, status_details?, findings); end →
-/// reason, exit_status, last_step, steps_evaluated. Non-finite values are the strings "NaN",
+/// --format json` object (rule, configuration_name, status, status_details?, warnings?,
+/// findings); end → reason, exit_status, last_step, steps_evaluated. Non-finite values are the strings "NaN",
 /// "Infinity", "-Infinity".
 [[nodiscard]] std::string event_json(const watch_event& event);
 

@@ -35,6 +35,7 @@ struct rule_result {
   std::string rule_name;
   rules::rule_status status = rules::rule_status::no_issues_found;
   std::string status_details;           ///< the error message for Error
+  std::vector<std::string> warnings;    ///< rules::rule::take_warnings, in order given
   std::vector<rules::finding> findings;
 };
 

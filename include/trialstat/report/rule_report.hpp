@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file rule_report.hpp
 /// @brief Writes rule results (`trialstat rules`): human text, or JSON Lines with one object per
-/// rule: `{rule, configuration_name, status, status_details?, findings: [{step, mode, mode_step,
-/// tensor, worker, value, message}]}`.
+/// rule: `{rule, configuration_name, status, status_details?, warnings?, findings: [{step, mode,
+/// mode_step, tensor, worker, value, message}]}` (text: each warning on a "warning:" line).
 #pragma once
 
 #include <cstdio>

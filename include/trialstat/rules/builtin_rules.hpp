@@ -190,8 +190,15 @@ struct check_input_images_params {
 /// @brief Confusion (spec/RULES.md §3.10). Labels: the tensors of collection
 /// `labels_collection` if it exists and is non-empty, else the tensor named `labels`
 /// (predictions likewise); several tensors are concatenated in name order [prop]. At each saved
-/// step where both sides have raw values of equal total length: C[label][prediction] counts of
-/// the values cast to int (toward zero) over `category_no` classes — default
+/// step where both sides have raw values: they pair when the predictions hold one value per
+/// label, or scores [N, C] for N labels — then the predicted class is the argmax over C, and a
+/// warning says so (XGBoost's default `multi:softprob` saves such probabilities); any other
+/// pair of shapes ends the rule with status Error naming both (issue 16; never a silent skip).
+/// Floating predictions within [0, 1] that are not all whole numbers, cast to int, give a
+/// warning (they look like probabilities); `prediction_threshold` [ours] reads one value per
+/// label as a binary probability: class 1 when p > prediction_threshold, else 0.
+/// C[label][prediction] counts of the values cast to int (toward zero) over `category_no`
+/// classes — default
 /// max(2, trunc(max(max label, max prediction)) + 1), at most stats::max_confusion_classes;
 /// values outside [0, category_no) or non-finite are left out. For each column i with
 /// Σ_j C[j][i] > 0 (column normalisation [test]): fires when C[i][i]/Σ < min_diag or some
@@ -205,13 +212,20 @@ struct confusion_params {
   std::string predictions_collection = "predictions";
   double min_diag = 0.9;
   double max_off_diag = 0.1;
+  std::optional<double> prediction_threshold;  ///< [ours] binary probabilities: p > t → class 1
   bool evaluate_all_workers = false;
 };
 
-/// @brief TreeDepth (spec/RULES.md §3.11). Reads the XGBoost hook's `trees/Node` tensor (node ids
-/// of the model's trees). depth = floor(log₂(max id + 1)) [prop: exact for heap-numbered full
-/// trees; the docs' log₂(max id) would flag a full depth-4 tree]; fires when depth > `depth`
-/// (value: depth). max id = the largest finite element.
+/// @brief TreeDepth (spec/RULES.md §3.11). Reads the XGBoost hook's tree tensors at each save of
+/// `trees/Node`. depth = the exact depth (edges on the longest root-to-leaf path) from the
+/// `trees/ID`, `trees/Yes`, `trees/No` links of the same step and worker [prop; issue 16: XGBoost
+/// numbers nodes in creation order, not breadth-first]. Only when those were not saved (or cannot
+/// be read) the node-id formula floor(log₂(max id + 1)) [prop: exact for heap-numbered full trees
+/// only; the docs' log₂(max id) would flag a full depth-4 tree], max id = the largest finite
+/// element, with a warning; each finding's message says which was used. Fires when
+/// depth > `depth` (value: depth). Note: with `num_class` > 1 smdebug's hook (1.0.34) saves tree
+/// number `step` of the model — at step s the s-th tree (round s / num_class, class
+/// s % num_class), not the trees of round s — so the rule sees one class's tree per step.
 struct tree_depth_params {
   double depth = 4.0;
   bool evaluate_all_workers = false;
@@ -219,8 +233,11 @@ struct tree_depth_params {
 
 /// @brief ClassImbalance (spec/RULES.md §3.12). Labels: tensors matching labels_regex;
 /// predictions: tensors matching predictions_regex (several concatenated in name order). At each
-/// saved step with both (equal counts; with `argmax`, predictions are rows over the last axis),
-/// per class c: n_c += labels of class c, k_c += those predicted c (class = value cast to int;
+/// saved step with both, labels and predictions pair as in Confusion (one value per label, or
+/// scores [N, C] with the argmax over C and a warning; with `argmax`, predictions must be rows
+/// over the last axis, one per label); shapes that do not pair end the rule with status Error
+/// naming both (issue 16). `prediction_threshold` [ours] as in Confusion (not with `argmax`).
+/// Per class c: n_c += labels of class c, k_c += those predicted c (class = value cast to int;
 /// the argmax index with `argmax`), accumulated over steps. Once Σn_c ≥ samples: fires when
 /// max n_c / min n_c > threshold_imbalance over classes with n_c > 0, or some class has
 /// 1 − k_c/n_c > threshold_misprediction [doc; observed classes only: prop]. Value: the
@@ -231,6 +248,7 @@ struct class_imbalance_params {
   double threshold_misprediction = 0.7;
   int64_t samples = 500;
   bool argmax = false;
+  std::optional<double> prediction_threshold;  ///< [ours] binary probabilities: p > t → class 1
   std::string labels_regex = ".*labels";
   std::string predictions_regex = ".*predictions";
   bool evaluate_all_workers = false;
@@ -334,7 +352,8 @@ struct stalled_training_rule_params {
 /// @brief FeatureImportanceOverweight (spec/RULES.md §3.20). At each step, the scalar values of
 /// every tensor matching tensor_regex (XGBoost's `feature_importance/<type>/<feature>`;
 /// one-element tensors only, default worker): fires when Σ of the `nfeatures` largest / Σ of all
-/// > threshold (value: that ratio; a zero total → no fire). The finding names the most important
+/// > threshold (value: that ratio; a zero total → no fire). Σ of all = that top sum + Σ of the
+/// others, so nfeatures ≥ the number of features gives exactly 1 (issue 16). The finding names the most important
 /// feature's tensor.
 struct feature_importance_overweight_params {
   double threshold = 0.8;

@@ -68,6 +68,17 @@ class rule {
   virtual void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
                              std::vector<finding>& findings) = 0;
 
+  /// @brief Ok, or why the rule cannot give a verdict on the data it was given (issue 16: e.g.
+  /// labels and predictions whose shapes do not pair). Asked by the runner after each batch of
+  /// steps; a failed status ends the rule with status Error and this message (a rule keeps
+  /// returning it and ignores later steps). Default: ok.
+  [[nodiscard]] virtual status evaluation_status() const { return status::success(); }
+
+  /// @brief Warnings about how the rule read ambiguous data (e.g. "took the argmax over the
+  /// last axis"), each given once; the runner moves them into the rule's result after each batch
+  /// of steps. Default: none.
+  [[nodiscard]] virtual std::vector<std::string> take_warnings() { return {}; }
+
   /// @brief Called once after the last step (for rules that conclude at the end).
   virtual void finish(const trial::catalog& /*trial*/, std::vector<finding>& /*findings*/) {}
 

@@ -102,7 +102,8 @@ class Tensor:
             raise from_core_error(e) from None
         if isinstance(result, tuple):  # string tensor: ("str", [bytes], shape)
             _, items, shape = result
-            return np.array(items).reshape(shape) if items else np.array(items, dtype=bytes).reshape(shape)
+            # str (numpy '<U…'), decoded as UTF-8 like smdebug (FORMAT §4), not bytes.
+            return np.array([item.decode("utf-8") for item in items], dtype=str).reshape(shape)
         if self.trial.int8_as_uint8 and result.dtype == np.int8:
             result = result.view(np.uint8)
         return result
