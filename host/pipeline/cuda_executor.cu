@@ -17,6 +17,7 @@
 #include "host/pipeline/rule_statistics.hpp"
 #include "kernels/axis_counts/axis_counts_cuda.hpp"
 #include "kernels/axis_counts/axis_counts_op.hpp"
+#include "kernels/common/result_poison.hpp"
 #include "kernels/common/cpu_validate.hpp"
 #include "kernels/histogram/histogram_cuda.hpp"
 #include "kernels/histogram/histogram_op.hpp"
@@ -50,6 +51,21 @@ std::size_t align_up(std::size_t n, std::size_t a = block_align) { return (n + a
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// cudaPointerGetAttributes' answer for `p` (pageable when it has none).
+detail::source_memory source_memory_of(const void* p) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+    static_cast<void>(cudaGetLastError());
+    return detail::source_memory::pageable;
+  }
+  switch (attributes.type) {
+    case cudaMemoryTypeHost: return detail::source_memory::host_pinned;
+    case cudaMemoryTypeDevice: return detail::source_memory::device;
+    case cudaMemoryTypeManaged: return detail::source_memory::managed;
+    default: return detail::source_memory::pageable;
+  }
 }
 
 uint64_t history_key(trial::tensor_id tensor, trial::worker_id worker) {
@@ -153,7 +169,6 @@ struct segment_work {
   uint32_t pair_first = 0;     // into pair_acc_: compare_count × num_params
   uint32_t hist_first = 0;     // into hist_acc_ (split segments with histograms)
   bool log_hist = false;       // fixed log-scale histogram requested
-  bool log_poisoned = false;   // a piece's cells came back as the kernel's poison (−1)
   uint64_t log_first = 0;      // into log_acc_ (log_cells cells, the pieces' counts added)
   stats::moments merged;       // split segments: merge of the pieces
 };
@@ -448,18 +463,12 @@ class cuda_executor final : public statistics_executor {
 
   status compute_batch(const plan::read_plan& plan, const tensor_batch& batch) {
     counters_.batches += 1;
+    // Pinned or registered memory is copied directly; pageable bytes are staged; device and
+    // managed memory are rejected (plan_batch_source: the bytes are also read on the host),
+    // before anything (the history plan) changes.
+    TRIALSTAT_RETURN_IF_ERROR(detail::plan_batch_source(source_memory_of(batch.base), direct_source_));
     TRIALSTAT_RETURN_IF_ERROR(prepare(plan, batch));
     TRIALSTAT_RETURN_IF_ERROR(detail::split_segments(batch.segments, limits_, pieces_));
-    // Pinned, registered or device memory is copied directly; pageable bytes are staged.
-    cudaPointerAttributes attributes{};
-    direct_source_ = false;
-    if (cudaPointerGetAttributes(&attributes, batch.base) == cudaSuccess) {
-      direct_source_ = attributes.type == cudaMemoryTypeHost ||
-                       attributes.type == cudaMemoryTypeDevice ||
-                       attributes.type == cudaMemoryTypeManaged;
-    } else {
-      static_cast<void>(cudaGetLastError());
-    }
     const auto base_address = reinterpret_cast<uintptr_t>(batch.base);
 
     result_bytes_.resize(pieces_.size());
@@ -829,11 +838,21 @@ class cuda_executor final : public statistics_executor {
     counters_.wait_seconds += seconds_since(t0);
     l.busy = false;
     if (err != cudaSuccess) return ::trialstat::detail::cuda_failure(err, "cudaStreamSynchronize", __FILE__, __LINE__);
-    harvest(l);
-    return status::success();
+    return harvest(l);
   }
 
-  void harvest(const lane& l) {
+  /// The error for a result the kernels poisoned (result_poison.hpp): never a record value.
+  static status poisoned(const char* what, const plan::statistics_record& record) {
+    return status(error_code::cuda_error,
+                  std::string("cuda executor: ") + what + " of tensor " + std::to_string(record.tensor) +
+                      " at step " + std::to_string(record.step) +
+                      " came back poisoned (a kernel could not compute it: workspace smaller than "
+                      "the batch, or an unsupported dtype on the device)");
+  }
+
+  /// Move a finished group's results into the records and accumulators. Every result kind is
+  /// checked for the kernels' poison before it is used.
+  status harvest(const lane& l) {
     const std::vector<batch_piece>& pieces = *l.pieces;
     const std::byte* h = l.h_results.get();
     const auto* moments = reinterpret_cast<const stats::moments*>(h + l.res_moments);
@@ -845,12 +864,13 @@ class cuda_executor final : public statistics_executor {
       for (std::size_t k = 0; k < l.log_positions.size(); ++k) {
         segment_work& w = seg_[pieces[l.order[l.log_positions[k]]].segment];
         const int64_t* part = log_counts + k * log_cells;
-        w.log_poisoned = w.log_poisoned || std::any_of(part, part + log_cells, [](int64_t c) { return c < 0; });
+        if (kernels::counts_poisoned(part, log_cells)) return poisoned("log-scale histogram", *w.record);
         detail::add_counts(std::span<int64_t>(log_acc_).subspan(w.log_first, log_cells), {part, log_cells});
       }
       for (std::size_t i = 0; i < l.order.size(); ++i) {
         const batch_piece& p = pieces[l.order[i]];
         segment_work& w = seg_[p.segment];
+        if (kernels::is_poisoned(moments[i])) return poisoned("moments", *w.record);
         if (p.whole()) {
           w.record->moments = moments[i];
           if (w.record->num_elements == 1) w.record->scalar = scalar_from_moments(moments[i]);
@@ -861,8 +881,11 @@ class cuda_executor final : public statistics_executor {
       for (const bins_run& run : l.bins_runs) {
         for (uint32_t i = 0; i < run.count; ++i) {
           const segment_work& w = seg_[pieces[l.order[run.first + i]].segment];
-          set_histogram(*w.record, moments[run.first + i], run.bins,
-                        hist + run.counts_offset + uint64_t{i} * static_cast<uint64_t>(run.bins));
+          const int64_t* counts = hist + run.counts_offset + uint64_t{i} * static_cast<uint64_t>(run.bins);
+          if (kernels::counts_poisoned(counts, static_cast<std::size_t>(run.bins))) {
+            return poisoned("histogram", *w.record);
+          }
+          set_histogram(*w.record, moments[run.first + i], run.bins, counts);
         }
       }
       for (const axis0_job& job : l.axis0_jobs) {
@@ -878,6 +901,7 @@ class cuda_executor final : public statistics_executor {
       for (std::size_t i = 0; i < l.pairs.size(); ++i) {
         const pair_entry& e = l.pairs[i];
         const segment_work& w = seg_[e.segment];
+        if (kernels::is_poisoned(pairs[i])) return poisoned("pairwise comparison", *w.record);
         stats::pairwise& acc = pair_acc_[w.pair_first + e.comparison * w.num_params + e.param];
         acc = detail::merge_pairwise(acc, pairs[i]);
       }
@@ -886,11 +910,15 @@ class cuda_executor final : public statistics_executor {
         for (uint32_t i = 0; i < run.count; ++i) {
           const segment_work& w = seg_[pieces[l.order[run.first + i]].segment];
           const int64_t* part = hist + run.counts_offset + uint64_t{i} * static_cast<uint64_t>(run.bins);
+          if (kernels::counts_poisoned(part, static_cast<std::size_t>(run.bins))) {
+            return poisoned("histogram", *w.record);
+          }
           detail::add_counts(std::span<int64_t>(hist_acc_).subspan(w.hist_first, static_cast<std::size_t>(w.bins)),
                              {part, static_cast<std::size_t>(run.bins)});
         }
       }
     }
+    return status::success();
   }
 
   /// The record's histogram over [min, max] of `m`, as compute_histograms fills it.
@@ -908,19 +936,6 @@ class cuda_executor final : public statistics_executor {
     record.histogram = std::move(h);
   }
 
-  /// The record's log-scale histogram from its cells (log_histogram_op.hpp layout), as
-  /// stats::compute_log_histograms fills it. A poisoned piece (the kernel's workspace was sized
-  /// for fewer elements: every cell −1) is an error, never a wrong count.
-  static status set_log_histogram(plan::statistics_record& record, const int64_t* cells, bool poisoned) {
-    if (poisoned) {
-      return status(error_code::cuda_error,
-                    "cuda executor: log-scale histogram of tensor " + std::to_string(record.tensor) +
-                        " at step " + std::to_string(record.step) +
-                        " came back poisoned (kernel workspace smaller than the batch)");
-    }
-    record.log_histogram = stats::log_histogram_from_cells(cells);
-    return status::success();
-  }
 
   status finish_records() {
     for (segment_work& w : seg_) {
@@ -931,7 +946,7 @@ class cuda_executor final : public statistics_executor {
         if (w.bins > 0) set_histogram(record, w.merged, w.bins, hist_acc_.data() + w.hist_first);
       }
       if (w.log_hist) {
-        TRIALSTAT_RETURN_IF_ERROR(set_log_histogram(record, log_acc_.data() + w.log_first, w.log_poisoned));
+        record.log_histogram = stats::log_histogram_from_cells(log_acc_.data() + w.log_first);
       }
       if (!w.has_history) continue;
       record.previous.clear();
