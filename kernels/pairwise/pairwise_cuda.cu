@@ -20,18 +20,21 @@ struct pairwise_args {
   bool equal_nan;
 };
 
-/// Typed loader: both tensors have dtype D and start aligned (the common case).
-template <dtype D>
+/// Typed loader: both tensors have dtype D. Aligned: both start aligned (plain loads); else
+/// aligned words and a funnel shift per element (load_bits_unaligned, also right for an aligned
+/// side) — payloads of real event files sit at arbitrary offsets, so this is the common case
+/// there, and it needs no per-element dtype switch.
+template <dtype D, bool Aligned>
 struct typed_pair_loader {
   __device__ __forceinline__ double a(const unsigned char* p, int64_t i) const {
-    return load_as_double<D, true>(p, i);
+    return load_as_double<D, Aligned>(p, i);
   }
   __device__ __forceinline__ double b(const unsigned char* p, int64_t i) const {
-    return load_as_double<D, true>(p, i);
+    return load_as_double<D, Aligned>(p, i);
   }
 };
 
-/// Any other combination (mixed dtypes or an unaligned side): a per-element dtype switch with
+/// Mixed dtypes (a tensor whose dtype changed between steps): a per-element dtype switch with
 /// unaligned loads. Uniform across the block, so it costs instructions, not divergence; it
 /// keeps the number of kernel instantiations linear in the dtypes.
 struct generic_pair_loader {
@@ -103,10 +106,13 @@ __global__ void __launch_bounds__(block_threads)
         visit_real_dtype(sa.type, [&](auto tag) {
           constexpr dtype D = decltype(tag)::value;
           if (is_element_aligned<D>(a_bytes) && is_element_aligned<D>(b_bytes)) {
-            mine = thread_chunk_pairwise(typed_pair_loader<D>{}, a_bytes, b_bytes, begin, end,
-                                         args);
-            typed = true;
+            mine = thread_chunk_pairwise(typed_pair_loader<D, true>{}, a_bytes, b_bytes, begin,
+                                         end, args);
+          } else {
+            mine = thread_chunk_pairwise(typed_pair_loader<D, false>{}, a_bytes, b_bytes, begin,
+                                         end, args);
           }
+          typed = true;
         });
       }
       if (!typed) {
