@@ -5,6 +5,9 @@
 #include "host/pipeline/cuda_executor.hpp"
 
 #include <cuda_runtime.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <cub/device/device_memcpy.cuh>
 
 #include <algorithm>
 #include <chrono>
@@ -42,9 +45,7 @@ constexpr std::size_t num_pool_buffers = 8;        // 2 staging (one per lane) +
 constexpr std::size_t num_staging_buffers = num_lanes;
 constexpr std::size_t min_buffer_bytes = std::size_t{64} << 10;
 constexpr std::size_t default_max_segments = 16384;
-constexpr uint64_t copy_tile_bytes = uint64_t{64} << 10;
 constexpr std::size_t block_align = 256;
-constexpr int copy_threads = 256;
 constexpr auto log_cells = static_cast<std::size_t>(kernels::log_histogram_num_cells);
 
 std::size_t align_up(std::size_t n, std::size_t a = block_align) { return (n + a - 1) / a * a; }
@@ -72,32 +73,40 @@ uint64_t history_key(trial::tensor_id tensor, trial::worker_id worker) {
   return (static_cast<uint64_t>(tensor) << 32) | worker;
 }
 
-// ---- history copy kernel ----------------------------------------------------------------------
+// ---- history copies: cub::DeviceMemcpy::Batched ---------------------------------------------
 
-/// Copy `bytes` from src + src_offset to dst + dst_offset (one tile of ≤ 64 KiB).
+/// Copy `bytes` from the device input + src_offset to the history arena + dst_offset (one piece).
 struct copy_job {
   uint64_t src_offset;
   uint64_t dst_offset;
   uint64_t bytes;
 };
 
-__global__ void __launch_bounds__(copy_threads)
-    history_copy_kernel(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst,
-                        const copy_job* __restrict__ jobs, int64_t num_jobs) {
-  for (int64_t j = blockIdx.x; j < num_jobs; j += gridDim.x) {
-    const copy_job job = jobs[j];
-    const unsigned char* s = src + job.src_offset;
-    unsigned char* d = dst + job.dst_offset;
-    if (((reinterpret_cast<uintptr_t>(s) | reinterpret_cast<uintptr_t>(d)) & 15u) == 0) {
-      const uint64_t words = job.bytes / 16;
-      const auto* s4 = reinterpret_cast<const uint4*>(s);
-      auto* d4 = reinterpret_cast<uint4*>(d);
-      for (uint64_t i = threadIdx.x; i < words; i += copy_threads) d4[i] = s4[i];
-      for (uint64_t i = words * 16 + threadIdx.x; i < job.bytes; i += copy_threads) d[i] = s[i];
-    } else {
-      for (uint64_t i = threadIdx.x; i < job.bytes; i += copy_threads) d[i] = s[i];
-    }
-  }
+/// Device-side views of a copy_job table as cub::DeviceMemcpy::Batched's pointer and size
+/// iterators (no table of absolute pointers to build on the host).
+struct copy_source {
+  const unsigned char* base;
+  __host__ __device__ const unsigned char* operator()(const copy_job& j) const { return base + j.src_offset; }
+};
+struct copy_destination {
+  unsigned char* base;
+  __host__ __device__ unsigned char* operator()(const copy_job& j) const { return base + j.dst_offset; }
+};
+struct copy_size {
+  __host__ __device__ uint64_t operator()(const copy_job& j) const { return j.bytes; }
+};
+
+/// Enqueue (or, with a null temp, size) the batched copy of `num_jobs` jobs at `d_jobs`.
+cudaError_t history_copy(void* d_temp, std::size_t& temp_bytes, const copy_job* d_jobs,
+                         int64_t num_jobs, const std::byte* d_input, std::byte* arena,
+                         cudaStream_t stream) {
+  const thrust::transform_iterator<copy_source, const copy_job*> sources(
+      d_jobs, copy_source{reinterpret_cast<const unsigned char*>(d_input)});
+  const thrust::transform_iterator<copy_destination, const copy_job*> destinations(
+      d_jobs, copy_destination{reinterpret_cast<unsigned char*>(arena)});
+  const thrust::transform_iterator<copy_size, const copy_job*> sizes(d_jobs, copy_size{});
+  return cub::DeviceMemcpy::Batched(d_temp, temp_bytes, sources, destinations, sizes, num_jobs,
+                                    stream);
 }
 
 // ---- buffers that are allocated once and grow only past their largest use --------------------
@@ -453,7 +462,7 @@ class cuda_executor final : public statistics_executor {
       }
       if (w.has_history) {
         bytes += uint64_t{w.compare_count} * w.num_params * (sizeof(stats::pairwise) + 32);
-        bytes += (p.size_bytes / copy_tile_bytes + 1) * sizeof(copy_job);
+        bytes += sizeof(copy_job);
       }
     }
     return bytes;
@@ -615,10 +624,7 @@ class cuda_executor final : public statistics_executor {
         }
         const uint64_t dst = w.write_offset + static_cast<uint64_t>(p.element_begin) *
                                                   static_cast<uint64_t>(w.element_size);
-        for (uint64_t done = 0; done < p.size_bytes; done += copy_tile_bytes) {
-          l.copies.push_back({cur.offset_bytes + done, dst + done,
-                              std::min(copy_tile_bytes, p.size_bytes - done)});
-        }
+        if (p.size_bytes > 0) l.copies.push_back({cur.offset_bytes, dst, p.size_bytes});
       }
       // Pairwise entries grouped by allclose parameters (one launch per distinct set).
       l.pairs_scratch.clear();
@@ -693,6 +699,12 @@ class cuda_executor final : public statistics_executor {
     if (nlog > 0) {
       const kernels::device_batch sub{nullptr, nullptr, static_cast<int64_t>(nlog), l.log_total_elements};
       TRIALSTAT_RETURN_IF_ERROR(kernels::launch_log_histograms(sub, nullptr, nullptr, &asked, l.stream));
+      workspace = std::max(workspace, asked);
+    }
+    if (!l.copies.empty()) {
+      asked = 0;
+      TRIALSTAT_CUDA_TRY(history_copy(nullptr, asked, nullptr, static_cast<int64_t>(l.copies.size()),
+                                      nullptr, nullptr, l.stream));
       workspace = std::max(workspace, asked);
     }
     l.workspace_offset = align_up(l.tables_bytes + l.results_bytes);
@@ -814,14 +826,13 @@ class cuda_executor final : public statistics_executor {
           sub, reinterpret_cast<int64_t*>(results + l.res_log), workspace, &workspace_bytes, stream));
     }
     if (!l.copies.empty()) {
-      // After the pairwise launches on this stream: a recycled slot is read before it is rewritten.
-      const auto jobs = static_cast<int64_t>(l.copies.size());
-      const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(jobs, 4096));
-      history_copy_kernel<<<blocks, copy_threads, 0, stream>>>(
-          reinterpret_cast<const unsigned char*>(l.d_input.get()),
-          reinterpret_cast<unsigned char*>(arena_),
-          reinterpret_cast<const copy_job*>(scratch + l.tab_copies), jobs);
-      TRIALSTAT_CUDA_CHECK_LAUNCH(stream);
+      // After the pairwise launches on this stream: a recycled slot is read before it is
+      // rewritten. The workspace (sized for this copy too) is free again by stream order.
+      workspace_bytes = l.workspace_bytes;
+      TRIALSTAT_CUDA_TRY(history_copy(workspace, workspace_bytes,
+                                      reinterpret_cast<const copy_job*>(scratch + l.tab_copies),
+                                      static_cast<int64_t>(l.copies.size()), l.d_input.get(),
+                                      arena_, stream));
     }
     if (l.results_bytes > 0) {
       TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(l.h_results.get(), results, l.results_bytes,
