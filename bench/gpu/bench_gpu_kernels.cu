@@ -3,13 +3,19 @@
 // same run: for one float32 tensor of 4 KiB … 1 GiB and for batches of 10,000 small tensors,
 // each statistic's launcher on device memory, timed with CUDA events over back-to-back launches
 // replayed from a CUDA graph (no host launch overhead in the loop; the plain stream loop is
-// reported beside it).
+// reported beside it). Then the layouts users have (issue 13): tensors at unaligned byte offsets
+// as payloads sit inside protobuf records (float32 at +3, float64 at +5: the byte-assembly load
+// path and pairwise's per-element dtype switch), skewed data (90 % exact zeros, the rest in a
+// narrow ReLU-like band: one hot histogram bin), float16 and bfloat16 tensors, and the
+// 10,000-small-tensor batch with mixed dtypes at unaligned offsets.
 //
 // Bandwidths: a kernel moves the bytes it reads (N for one tensor, 2N for pairwise) per unit
 // time; a D2D copy of N bytes moves 2N (read + write) — the memory traffic either way, so the
 // ratio says how close the kernel gets to the device's streaming bandwidth.
 //
 // Usage: bench_gpu_kernels [--max-bytes N] [--json FILE]
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -52,18 +58,62 @@ using namespace trialstat;
     }                                                                             \
   } while (0)
 
-__global__ void fill_kernel(float* x, int64_t n, uint32_t seed) {
+/// Benchmark data: uniform in [−4, 4) with rare NaN and +Inf, or skewed (90 % exact zeros,
+/// the rest in [0, 0.5): nearly everything in one histogram bin).
+enum class fill_mode { uniform, skewed };
+
+template <class T>
+__device__ T from_float(float v) {
+  return static_cast<T>(v);
+}
+template <>
+__device__ uint16_t from_float<uint16_t>(float v) {  // float16 bits
+  return __half_as_ushort(__float2half_rn(v));
+}
+struct bf16_bits {
+  uint16_t bits;
+};
+template <>
+__device__ bf16_bits from_float<bf16_bits>(float v) {
+  return {__bfloat16_as_ushort(__float2bfloat16_rn(v))};
+}
+
+template <class T>
+__global__ void fill_typed_kernel(T* x, int64_t n, uint32_t seed, fill_mode mode) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
     uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ seed;
     h ^= h >> 15;
     h *= 2246822519u;
     h ^= h >> 13;
-    float v = (static_cast<float>(h) / 4294967296.0f - 0.5f) * 8.0f;
-    if (h % 100003 == 0) v = __int_as_float(0x7fc00000);  // NaN
-    if (h % 100019 == 0) v = __int_as_float(0x7f800000);  // +Inf
-    x[i] = v;
+    const float u = static_cast<float>(h) / 4294967296.0f;
+    float v = (u - 0.5f) * 8.0f;
+    if (mode == fill_mode::skewed) v = h % 10 != 0 ? 0.0f : u * 0.5f;
+    if (mode == fill_mode::uniform && h % 100003 == 0) v = __int_as_float(0x7fc00000);  // NaN
+    if (mode == fill_mode::uniform && h % 100019 == 0) v = __int_as_float(0x7f800000);  // +Inf
+    x[i] = from_float<T>(v);
   }
+}
+
+/// n elements of `type` (float32, float64, float16, bfloat16) written at `dst` + `offset`
+/// bytes (any offset: filled aligned, then copied byte-exact).
+void place_tensor(std::byte* dst, uint64_t offset, dtype type, int64_t n, fill_mode mode,
+                  uint32_t seed, cudaStream_t stream) {
+  const std::size_t size = type == dtype::float64 ? 8 : type == dtype::float32 ? 4 : 2;
+  void* tmp = nullptr;
+  CHECK_CUDA(cudaMalloc(&tmp, std::max<std::size_t>(1, static_cast<std::size_t>(n) * size)));
+  const unsigned blocks = static_cast<unsigned>(std::clamp<int64_t>((n + 255) / 256, 1, 4096));
+  switch (type) {
+    case dtype::float64: fill_typed_kernel<<<blocks, 256, 0, stream>>>(static_cast<double*>(tmp), n, seed, mode); break;
+    case dtype::float16: fill_typed_kernel<<<blocks, 256, 0, stream>>>(static_cast<uint16_t*>(tmp), n, seed, mode); break;
+    case dtype::bfloat16: fill_typed_kernel<<<blocks, 256, 0, stream>>>(static_cast<bf16_bits*>(tmp), n, seed, mode); break;
+    default: fill_typed_kernel<<<blocks, 256, 0, stream>>>(static_cast<float*>(tmp), n, seed, mode); break;
+  }
+  CHECK_CUDA(cudaGetLastError());
+  CHECK_CUDA(cudaMemcpyAsync(dst + offset, tmp, static_cast<std::size_t>(n) * size,
+                             cudaMemcpyDeviceToDevice, stream));
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  CHECK_CUDA(cudaFree(tmp));
 }
 
 struct timing {
@@ -145,7 +195,8 @@ int reps_for(double bytes) {
 /// Every statistic over `batch` (segments already on the device). `bytes` = Σ segment bytes.
 void bench_batch(const std::string& workload, const kernels::device_batch& batch,
                  const std::byte* d_other, double bytes, int64_t axis0_rows, int64_t axis0_nodes,
-                 cudaStream_t stream) {
+                 cudaStream_t stream, dtype axis0_type = dtype::float32,
+                 uint64_t axis0_offset = 0) {
   // D2D copy of the same bytes: the reference bandwidth of this workload's size.
   void* d_copy = nullptr;
   CHECK_CUDA(cudaMalloc(&d_copy, static_cast<std::size_t>(bytes)));
@@ -203,8 +254,8 @@ void bench_batch(const std::string& workload, const kernels::device_batch& batch
           }), copy_bw});
   if (axis0_rows > 0) {
     report({workload, "axis0_counts", bytes, time_op(stream, reps, [&] {
-              CHECK_OK(kernels::launch_axis0_counts(batch.d_base, dtype::float32, axis0_rows,
-                                                    axis0_nodes, {}, d_counts, stream));
+              CHECK_OK(kernels::launch_axis0_counts(batch.d_base + axis0_offset, axis0_type,
+                                                    axis0_rows, axis0_nodes, {}, d_counts, stream));
             }), copy_bw});
   }
   CHECK_CUDA(cudaFree(d_ws));
@@ -250,8 +301,8 @@ int main(int argc, char** argv) {
   float* d_b = nullptr;
   CHECK_CUDA(cudaMalloc(&d_a, alloc));
   CHECK_CUDA(cudaMalloc(&d_b, alloc));
-  fill_kernel<<<1024, 256, 0, stream>>>(d_a, static_cast<int64_t>(alloc / 4), 1);
-  fill_kernel<<<1024, 256, 0, stream>>>(d_b, static_cast<int64_t>(alloc / 4), 2);
+  fill_typed_kernel<<<1024, 256, 0, stream>>>(d_a, static_cast<int64_t>(alloc / 4), 1, fill_mode::uniform);
+  fill_typed_kernel<<<1024, 256, 0, stream>>>(d_b, static_cast<int64_t>(alloc / 4), 2, fill_mode::uniform);
   stats::segment* d_segments = nullptr;
   CHECK_CUDA(cudaMalloc(&d_segments, 10000 * sizeof(stats::segment)));
 
@@ -285,6 +336,74 @@ int main(int argc, char** argv) {
     bench_batch("10000 tensors " + std::to_string(lo * 4) + "-" + std::to_string(hi * 4) + " B",
                 batch, reinterpret_cast<const std::byte*>(d_b), static_cast<double>(total) * 4, 0, 0,
                 stream);
+  }
+
+  // The layouts of real event files (issue 13). One tensor of each kind, 1, 16 and 256 MiB (as
+  // far as --max-bytes allows), placed in the same two buffers.
+  struct layout {
+    const char* label;
+    dtype type;
+    uint64_t offset;
+    fill_mode mode;
+  };
+  const layout layouts[] = {
+      {"f32 +3 B", dtype::float32, 3, fill_mode::uniform},
+      {"f64 +5 B", dtype::float64, 5, fill_mode::uniform},
+      {"f32 skewed", dtype::float32, 0, fill_mode::skewed},
+      {"f32 skewed +1 B", dtype::float32, 1, fill_mode::skewed},
+      {"f16", dtype::float16, 0, fill_mode::uniform},
+      {"bf16", dtype::bfloat16, 0, fill_mode::uniform},
+      {"bf16 +1 B", dtype::bfloat16, 1, fill_mode::uniform},
+  };
+  for (const layout& l : layouts) {
+    for (std::size_t bytes = std::size_t{1} << 20; bytes <= std::min(max_bytes, std::size_t{256} << 20);
+         bytes *= 16) {
+      const std::size_t size = l.type == dtype::float64 ? 8 : l.type == dtype::float32 ? 4 : 2;
+      const auto n = static_cast<int64_t>(bytes / size);
+      if (bytes + l.offset > alloc) continue;
+      auto* a = reinterpret_cast<std::byte*>(d_a);
+      auto* b = reinterpret_cast<std::byte*>(d_b);
+      place_tensor(a, l.offset, l.type, n, l.mode, 11, stream);
+      place_tensor(b, l.offset, l.type, n, l.mode, 12, stream);
+      const stats::segment seg{l.offset, n, l.type};
+      CHECK_CUDA(cudaMemcpy(d_segments, &seg, sizeof seg, cudaMemcpyHostToDevice));
+      const kernels::device_batch batch{a, d_segments, 1, n};
+      const int64_t nodes = std::min<int64_t>(n, 1024);
+      bench_batch("1 tensor " + std::to_string(bytes >> 20) + " MiB " + l.label, batch, b,
+                  static_cast<double>(bytes), n / nodes, nodes, stream, l.type, l.offset);
+    }
+  }
+  // 10,000 small tensors of mixed dtypes at arbitrary byte offsets (payloads inside records).
+  {
+    std::mt19937_64 rng(9);
+    const dtype types[] = {dtype::float32, dtype::float32, dtype::float16, dtype::bfloat16,
+                           dtype::float64};
+    std::vector<stats::segment> segments;
+    uint64_t offset = 0;
+    double bytes = 0;
+    int64_t total = 0;
+    for (int i = 0; i < 10000; ++i) {
+      const dtype t = types[rng() % 5];
+      const std::size_t size = t == dtype::float64 ? 8 : t == dtype::float32 ? 4 : 2;
+      const int64_t n = 64 + static_cast<int64_t>(rng() % 1985);
+      offset += 20 + rng() % 13;  // framing and field tags: any byte offset
+      segments.push_back({offset, n, t});
+      offset += static_cast<uint64_t>(n) * size;
+      bytes += static_cast<double>(n) * static_cast<double>(size);
+      total += n;
+    }
+    if (offset <= alloc) {
+      for (const auto& seg : segments) {
+        place_tensor(reinterpret_cast<std::byte*>(d_a), seg.offset_bytes, seg.type, seg.num_elements,
+                     fill_mode::uniform, static_cast<uint32_t>(seg.offset_bytes), stream);
+      }
+      CHECK_CUDA(cudaMemcpy(d_b, d_a, offset, cudaMemcpyDeviceToDevice));
+      CHECK_CUDA(cudaMemcpy(d_segments, segments.data(), segments.size() * sizeof(stats::segment),
+                            cudaMemcpyHostToDevice));
+      const kernels::device_batch batch{reinterpret_cast<const std::byte*>(d_a), d_segments, 10000, total};
+      bench_batch("10000 tensors mixed, unaligned", batch, reinterpret_cast<const std::byte*>(d_b),
+                  bytes, 0, 0, stream);
+    }
   }
   CHECK_CUDA(cudaFree(d_segments));
   CHECK_CUDA(cudaFree(d_b));

@@ -199,9 +199,13 @@ void pinned_pool::reclaim_completed_locked() noexcept {
       pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
       free_.push_back(index);
     } else {
-      // cudaErrorNotReady: still in flight. Any other error stays pending until `acquire`
-      // waits on it and reports the failure.
-      if (err != cudaErrorNotReady) static_cast<void>(cudaGetLastError());
+      // cudaErrorNotReady: still in flight. It is no failure, but the runtime may record it as
+      // this thread's last error, where the next launch check would find it and blame the
+      // launch: clear it (only it, never someone else's error). Any other error is cleared too
+      // and the buffer stays pending until `acquire` waits on it and reports the failure.
+      if (err != cudaErrorNotReady || cudaPeekAtLastError() == cudaErrorNotReady) {
+        static_cast<void>(cudaGetLastError());
+      }
       ++i;
     }
   }
@@ -267,7 +271,9 @@ void pinned_pool::give_back(int index) noexcept {
 
 status pinned_pool::give_back_after(int index, stream_handle stream) {
 #if TRIALSTAT_HAS_CUDA
-  if (pinned_ && stream != nullptr) {
+  // A null stream is the legacy default stream (cudaStreamLegacy), not "no stream": a copy
+  // enqueued on it may still be running, so it gets an event like any other stream.
+  if (pinned_) {
     const cudaError_t err = cudaEventRecord(static_cast<cudaEvent_t>(events_[static_cast<std::size_t>(index)]),
                                             static_cast<cudaStream_t>(stream));
     if (err != cudaSuccess) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "kernels/pairwise/pairwise_op.hpp"
 #include "trialstat/dtype.hpp"
 
 namespace trialstat::pipeline::detail {
@@ -131,18 +132,31 @@ int axis0_regions(int64_t nodes, int64_t begin, int64_t count, axis0_region (&ou
   return n;
 }
 
+status plan_batch_source(source_memory kind, bool& direct) {
+  direct = false;
+  switch (kind) {
+    case source_memory::pageable: return status::success();
+    case source_memory::host_pinned: direct = true; return status::success();
+    case source_memory::device:
+    case source_memory::managed: break;
+  }
+  return status(error_code::invalid_argument,
+                std::string("cuda executor: the batch's bytes are in CUDA ") +
+                    (kind == source_memory::device ? "device (cudaMalloc)" : "managed (cudaMallocManaged)") +
+                    " memory; tensor_batch.base must point to host memory (pageable, pinned or "
+                    "registered), which the executor copies to the device itself");
+}
+
 stats::pairwise merge_pairwise(const stats::pairwise& a, const stats::pairwise& b) noexcept {
   stats::pairwise r;
-  r.count = a.count + b.count;
-  r.diff_sum_squares = a.diff_sum_squares + b.diff_sum_squares;
-  r.diff_max_abs = b.diff_max_abs > a.diff_max_abs ? b.diff_max_abs : a.diff_max_abs;
-  r.previous_sum_squares = a.previous_sum_squares + b.previous_sum_squares;
-  r.allclose_violations = a.allclose_violations + b.allclose_violations;
+  kernels::store_pairwise(kernels::merge_pairwise(kernels::load_pairwise(a), kernels::load_pairwise(b)), &r);
   return r;
 }
 
 void add_counts(std::span<int64_t> acc, std::span<const int64_t> part) noexcept {
-  for (std::size_t i = 0; i < part.size() && i < acc.size(); ++i) acc[i] += part[i];
+  for (std::size_t i = 0; i < part.size() && i < acc.size(); ++i) {
+    acc[i] = kernels::merge_counts(acc[i], part[i]);
+  }
 }
 
 }  // namespace trialstat::pipeline::detail

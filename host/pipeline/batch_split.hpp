@@ -88,11 +88,28 @@ struct axis0_region {
 [[nodiscard]] int axis0_regions(int64_t nodes, int64_t begin, int64_t count,
                                 axis0_region (&out)[3]) noexcept;
 
-/// Pairwise results of two disjoint ranges: sums add, maxima, counts add.
+/// Where a batch's bytes live (cudaPointerGetAttributes' memory type, without CUDA headers).
+enum class source_memory : uint8_t {
+  pageable,     ///< ordinary host memory (cudaMemoryTypeUnregistered, or no CUDA answer)
+  host_pinned,  ///< page-locked or registered host memory (cudaMemoryTypeHost)
+  device,       ///< cudaMalloc memory (cudaMemoryTypeDevice)
+  managed,      ///< cudaMallocManaged memory (cudaMemoryTypeManaged)
+};
+
+/// How an executor takes a batch from `kind` memory: `direct` (one async copy per group
+/// straight from it: pinned memory) or staged through a pinned buffer (pageable memory).
+/// Device and managed memory are rejected with invalid_argument naming the memory type: the
+/// batch bytes are also read on the host (rule statistics, validation), which device memory
+/// cannot serve, and a managed buffer would be migrated back and forth under the kernels.
+[[nodiscard]] status plan_batch_source(source_memory kind, bool& direct);
+
+/// Pairwise results of two disjoint ranges: sums add, maxima, counts add (kernels::merge_pairwise:
+/// a poisoned part gives the poisoned record).
 [[nodiscard]] stats::pairwise merge_pairwise(const stats::pairwise& a,
                                              const stats::pairwise& b) noexcept;
 
-/// acc[i] += part[i] for i < part.size() (acc.size() ≥ part.size()).
+/// acc[i] += part[i] for i < part.size() (acc.size() ≥ part.size()); a poisoned cell (−1) on
+/// either side leaves −1 (kernels::merge_counts), never −k.
 void add_counts(std::span<int64_t> acc, std::span<const int64_t> part) noexcept;
 
 }  // namespace trialstat::pipeline::detail

@@ -5,6 +5,9 @@
 #include "host/pipeline/cuda_executor.hpp"
 
 #include <cuda_runtime.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <cub/device/device_memcpy.cuh>
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +21,7 @@
 #include "kernels/axis_counts/axis_counts_cuda.hpp"
 #include "kernels/axis_counts/axis_counts_op.hpp"
 #include "kernels/common/cpu_validate.hpp"
+#include "kernels/common/result_poison.hpp"
 #include "kernels/histogram/histogram_cuda.hpp"
 #include "kernels/histogram/histogram_op.hpp"
 #include "kernels/log_histogram/log_histogram_cuda.hpp"
@@ -41,9 +45,7 @@ constexpr std::size_t num_pool_buffers = 8;        // 2 staging (one per lane) +
 constexpr std::size_t num_staging_buffers = num_lanes;
 constexpr std::size_t min_buffer_bytes = std::size_t{64} << 10;
 constexpr std::size_t default_max_segments = 16384;
-constexpr uint64_t copy_tile_bytes = uint64_t{64} << 10;
 constexpr std::size_t block_align = 256;
-constexpr int copy_threads = 256;
 constexpr auto log_cells = static_cast<std::size_t>(kernels::log_histogram_num_cells);
 
 std::size_t align_up(std::size_t n, std::size_t a = block_align) { return (n + a - 1) / a * a; }
@@ -52,36 +54,59 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+/// cudaPointerGetAttributes' answer for `p` (pageable when it has none).
+detail::source_memory source_memory_of(const void* p) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+    static_cast<void>(cudaGetLastError());
+    return detail::source_memory::pageable;
+  }
+  switch (attributes.type) {
+    case cudaMemoryTypeHost: return detail::source_memory::host_pinned;
+    case cudaMemoryTypeDevice: return detail::source_memory::device;
+    case cudaMemoryTypeManaged: return detail::source_memory::managed;
+    default: return detail::source_memory::pageable;
+  }
+}
+
 uint64_t history_key(trial::tensor_id tensor, trial::worker_id worker) {
   return (static_cast<uint64_t>(tensor) << 32) | worker;
 }
 
-// ---- history copy kernel ----------------------------------------------------------------------
+// ---- history copies: cub::DeviceMemcpy::Batched ---------------------------------------------
 
-/// Copy `bytes` from src + src_offset to dst + dst_offset (one tile of ≤ 64 KiB).
+/// Copy `bytes` from the device input + src_offset to the history arena + dst_offset (one piece).
 struct copy_job {
   uint64_t src_offset;
   uint64_t dst_offset;
   uint64_t bytes;
 };
 
-__global__ void __launch_bounds__(copy_threads)
-    history_copy_kernel(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst,
-                        const copy_job* __restrict__ jobs, int64_t num_jobs) {
-  for (int64_t j = blockIdx.x; j < num_jobs; j += gridDim.x) {
-    const copy_job job = jobs[j];
-    const unsigned char* s = src + job.src_offset;
-    unsigned char* d = dst + job.dst_offset;
-    if (((reinterpret_cast<uintptr_t>(s) | reinterpret_cast<uintptr_t>(d)) & 15u) == 0) {
-      const uint64_t words = job.bytes / 16;
-      const auto* s4 = reinterpret_cast<const uint4*>(s);
-      auto* d4 = reinterpret_cast<uint4*>(d);
-      for (uint64_t i = threadIdx.x; i < words; i += copy_threads) d4[i] = s4[i];
-      for (uint64_t i = words * 16 + threadIdx.x; i < job.bytes; i += copy_threads) d[i] = s[i];
-    } else {
-      for (uint64_t i = threadIdx.x; i < job.bytes; i += copy_threads) d[i] = s[i];
-    }
-  }
+/// Device-side views of a copy_job table as cub::DeviceMemcpy::Batched's pointer and size
+/// iterators (no table of absolute pointers to build on the host).
+struct copy_source {
+  const unsigned char* base;
+  __host__ __device__ const unsigned char* operator()(const copy_job& j) const { return base + j.src_offset; }
+};
+struct copy_destination {
+  unsigned char* base;
+  __host__ __device__ unsigned char* operator()(const copy_job& j) const { return base + j.dst_offset; }
+};
+struct copy_size {
+  __host__ __device__ uint64_t operator()(const copy_job& j) const { return j.bytes; }
+};
+
+/// Enqueue (or, with a null temp, size) the batched copy of `num_jobs` jobs at `d_jobs`.
+cudaError_t history_copy(void* d_temp, std::size_t& temp_bytes, const copy_job* d_jobs,
+                         int64_t num_jobs, const std::byte* d_input, std::byte* arena,
+                         cudaStream_t stream) {
+  const thrust::transform_iterator<copy_source, const copy_job*> sources(
+      d_jobs, copy_source{reinterpret_cast<const unsigned char*>(d_input)});
+  const thrust::transform_iterator<copy_destination, const copy_job*> destinations(
+      d_jobs, copy_destination{reinterpret_cast<unsigned char*>(arena)});
+  const thrust::transform_iterator<copy_size, const copy_job*> sizes(d_jobs, copy_size{});
+  return cub::DeviceMemcpy::Batched(d_temp, temp_bytes, sources, destinations, sizes, num_jobs,
+                                    stream);
 }
 
 // ---- buffers that are allocated once and grow only past their largest use --------------------
@@ -153,7 +178,6 @@ struct segment_work {
   uint32_t pair_first = 0;     // into pair_acc_: compare_count × num_params
   uint32_t hist_first = 0;     // into hist_acc_ (split segments with histograms)
   bool log_hist = false;       // fixed log-scale histogram requested
-  bool log_poisoned = false;   // a piece's cells came back as the kernel's poison (−1)
   uint64_t log_first = 0;      // into log_acc_ (log_cells cells, the pieces' counts added)
   stats::moments merged;       // split segments: merge of the pieces
 };
@@ -438,7 +462,7 @@ class cuda_executor final : public statistics_executor {
       }
       if (w.has_history) {
         bytes += uint64_t{w.compare_count} * w.num_params * (sizeof(stats::pairwise) + 32);
-        bytes += (p.size_bytes / copy_tile_bytes + 1) * sizeof(copy_job);
+        bytes += sizeof(copy_job);
       }
     }
     return bytes;
@@ -448,18 +472,12 @@ class cuda_executor final : public statistics_executor {
 
   status compute_batch(const plan::read_plan& plan, const tensor_batch& batch) {
     counters_.batches += 1;
+    // Pinned or registered memory is copied directly; pageable bytes are staged; device and
+    // managed memory are rejected (plan_batch_source: the bytes are also read on the host),
+    // before anything (the history plan) changes.
+    TRIALSTAT_RETURN_IF_ERROR(detail::plan_batch_source(source_memory_of(batch.base), direct_source_));
     TRIALSTAT_RETURN_IF_ERROR(prepare(plan, batch));
     TRIALSTAT_RETURN_IF_ERROR(detail::split_segments(batch.segments, limits_, pieces_));
-    // Pinned, registered or device memory is copied directly; pageable bytes are staged.
-    cudaPointerAttributes attributes{};
-    direct_source_ = false;
-    if (cudaPointerGetAttributes(&attributes, batch.base) == cudaSuccess) {
-      direct_source_ = attributes.type == cudaMemoryTypeHost ||
-                       attributes.type == cudaMemoryTypeDevice ||
-                       attributes.type == cudaMemoryTypeManaged;
-    } else {
-      static_cast<void>(cudaGetLastError());
-    }
     const auto base_address = reinterpret_cast<uintptr_t>(batch.base);
 
     result_bytes_.resize(pieces_.size());
@@ -606,10 +624,7 @@ class cuda_executor final : public statistics_executor {
         }
         const uint64_t dst = w.write_offset + static_cast<uint64_t>(p.element_begin) *
                                                   static_cast<uint64_t>(w.element_size);
-        for (uint64_t done = 0; done < p.size_bytes; done += copy_tile_bytes) {
-          l.copies.push_back({cur.offset_bytes + done, dst + done,
-                              std::min(copy_tile_bytes, p.size_bytes - done)});
-        }
+        if (p.size_bytes > 0) l.copies.push_back({cur.offset_bytes, dst, p.size_bytes});
       }
       // Pairwise entries grouped by allclose parameters (one launch per distinct set).
       l.pairs_scratch.clear();
@@ -684,6 +699,12 @@ class cuda_executor final : public statistics_executor {
     if (nlog > 0) {
       const kernels::device_batch sub{nullptr, nullptr, static_cast<int64_t>(nlog), l.log_total_elements};
       TRIALSTAT_RETURN_IF_ERROR(kernels::launch_log_histograms(sub, nullptr, nullptr, &asked, l.stream));
+      workspace = std::max(workspace, asked);
+    }
+    if (!l.copies.empty()) {
+      asked = 0;
+      TRIALSTAT_CUDA_TRY(history_copy(nullptr, asked, nullptr, static_cast<int64_t>(l.copies.size()),
+                                      nullptr, nullptr, l.stream));
       workspace = std::max(workspace, asked);
     }
     l.workspace_offset = align_up(l.tables_bytes + l.results_bytes);
@@ -805,14 +826,13 @@ class cuda_executor final : public statistics_executor {
           sub, reinterpret_cast<int64_t*>(results + l.res_log), workspace, &workspace_bytes, stream));
     }
     if (!l.copies.empty()) {
-      // After the pairwise launches on this stream: a recycled slot is read before it is rewritten.
-      const auto jobs = static_cast<int64_t>(l.copies.size());
-      const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(jobs, 4096));
-      history_copy_kernel<<<blocks, copy_threads, 0, stream>>>(
-          reinterpret_cast<const unsigned char*>(l.d_input.get()),
-          reinterpret_cast<unsigned char*>(arena_),
-          reinterpret_cast<const copy_job*>(scratch + l.tab_copies), jobs);
-      TRIALSTAT_CUDA_CHECK_LAUNCH(stream);
+      // After the pairwise launches on this stream: a recycled slot is read before it is
+      // rewritten. The workspace (sized for this copy too) is free again by stream order.
+      workspace_bytes = l.workspace_bytes;
+      TRIALSTAT_CUDA_TRY(history_copy(workspace, workspace_bytes,
+                                      reinterpret_cast<const copy_job*>(scratch + l.tab_copies),
+                                      static_cast<int64_t>(l.copies.size()), l.d_input.get(),
+                                      arena_, stream));
     }
     if (l.results_bytes > 0) {
       TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(l.h_results.get(), results, l.results_bytes,
@@ -829,11 +849,21 @@ class cuda_executor final : public statistics_executor {
     counters_.wait_seconds += seconds_since(t0);
     l.busy = false;
     if (err != cudaSuccess) return ::trialstat::detail::cuda_failure(err, "cudaStreamSynchronize", __FILE__, __LINE__);
-    harvest(l);
-    return status::success();
+    return harvest(l);
   }
 
-  void harvest(const lane& l) {
+  /// The error for a result the kernels poisoned (result_poison.hpp): never a record value.
+  static status poisoned(const char* what, const plan::statistics_record& record) {
+    return status(error_code::cuda_error,
+                  std::string("cuda executor: ") + what + " of tensor " + std::to_string(record.tensor) +
+                      " at step " + std::to_string(record.step) +
+                      " came back poisoned (a kernel could not compute it: workspace smaller than "
+                      "the batch, or an unsupported dtype on the device)");
+  }
+
+  /// Move a finished group's results into the records and accumulators. Every result kind is
+  /// checked for the kernels' poison before it is used.
+  status harvest(const lane& l) {
     const std::vector<batch_piece>& pieces = *l.pieces;
     const std::byte* h = l.h_results.get();
     const auto* moments = reinterpret_cast<const stats::moments*>(h + l.res_moments);
@@ -845,12 +875,13 @@ class cuda_executor final : public statistics_executor {
       for (std::size_t k = 0; k < l.log_positions.size(); ++k) {
         segment_work& w = seg_[pieces[l.order[l.log_positions[k]]].segment];
         const int64_t* part = log_counts + k * log_cells;
-        w.log_poisoned = w.log_poisoned || std::any_of(part, part + log_cells, [](int64_t c) { return c < 0; });
+        if (kernels::counts_poisoned(part, log_cells)) return poisoned("log-scale histogram", *w.record);
         detail::add_counts(std::span<int64_t>(log_acc_).subspan(w.log_first, log_cells), {part, log_cells});
       }
       for (std::size_t i = 0; i < l.order.size(); ++i) {
         const batch_piece& p = pieces[l.order[i]];
         segment_work& w = seg_[p.segment];
+        if (kernels::is_poisoned(moments[i])) return poisoned("moments", *w.record);
         if (p.whole()) {
           w.record->moments = moments[i];
           if (w.record->num_elements == 1) w.record->scalar = scalar_from_moments(moments[i]);
@@ -861,8 +892,11 @@ class cuda_executor final : public statistics_executor {
       for (const bins_run& run : l.bins_runs) {
         for (uint32_t i = 0; i < run.count; ++i) {
           const segment_work& w = seg_[pieces[l.order[run.first + i]].segment];
-          set_histogram(*w.record, moments[run.first + i], run.bins,
-                        hist + run.counts_offset + uint64_t{i} * static_cast<uint64_t>(run.bins));
+          const int64_t* counts = hist + run.counts_offset + uint64_t{i} * static_cast<uint64_t>(run.bins);
+          if (kernels::counts_poisoned(counts, static_cast<std::size_t>(run.bins))) {
+            return poisoned("histogram", *w.record);
+          }
+          set_histogram(*w.record, moments[run.first + i], run.bins, counts);
         }
       }
       for (const axis0_job& job : l.axis0_jobs) {
@@ -878,6 +912,7 @@ class cuda_executor final : public statistics_executor {
       for (std::size_t i = 0; i < l.pairs.size(); ++i) {
         const pair_entry& e = l.pairs[i];
         const segment_work& w = seg_[e.segment];
+        if (kernels::is_poisoned(pairs[i])) return poisoned("pairwise comparison", *w.record);
         stats::pairwise& acc = pair_acc_[w.pair_first + e.comparison * w.num_params + e.param];
         acc = detail::merge_pairwise(acc, pairs[i]);
       }
@@ -886,11 +921,15 @@ class cuda_executor final : public statistics_executor {
         for (uint32_t i = 0; i < run.count; ++i) {
           const segment_work& w = seg_[pieces[l.order[run.first + i]].segment];
           const int64_t* part = hist + run.counts_offset + uint64_t{i} * static_cast<uint64_t>(run.bins);
+          if (kernels::counts_poisoned(part, static_cast<std::size_t>(run.bins))) {
+            return poisoned("histogram", *w.record);
+          }
           detail::add_counts(std::span<int64_t>(hist_acc_).subspan(w.hist_first, static_cast<std::size_t>(w.bins)),
                              {part, static_cast<std::size_t>(run.bins)});
         }
       }
     }
+    return status::success();
   }
 
   /// The record's histogram over [min, max] of `m`, as compute_histograms fills it.
@@ -908,19 +947,6 @@ class cuda_executor final : public statistics_executor {
     record.histogram = std::move(h);
   }
 
-  /// The record's log-scale histogram from its cells (log_histogram_op.hpp layout), as
-  /// stats::compute_log_histograms fills it. A poisoned piece (the kernel's workspace was sized
-  /// for fewer elements: every cell −1) is an error, never a wrong count.
-  static status set_log_histogram(plan::statistics_record& record, const int64_t* cells, bool poisoned) {
-    if (poisoned) {
-      return status(error_code::cuda_error,
-                    "cuda executor: log-scale histogram of tensor " + std::to_string(record.tensor) +
-                        " at step " + std::to_string(record.step) +
-                        " came back poisoned (kernel workspace smaller than the batch)");
-    }
-    record.log_histogram = stats::log_histogram_from_cells(cells);
-    return status::success();
-  }
 
   status finish_records() {
     for (segment_work& w : seg_) {
@@ -931,7 +957,7 @@ class cuda_executor final : public statistics_executor {
         if (w.bins > 0) set_histogram(record, w.merged, w.bins, hist_acc_.data() + w.hist_first);
       }
       if (w.log_hist) {
-        TRIALSTAT_RETURN_IF_ERROR(set_log_histogram(record, log_acc_.data() + w.log_first, w.log_poisoned));
+        record.log_histogram = stats::log_histogram_from_cells(log_acc_.data() + w.log_first);
       }
       if (!w.has_history) continue;
       record.previous.clear();

@@ -58,7 +58,11 @@ status segments_span_bytes(std::span<const segment> segments, const char* what,
 #if TRIALSTAT_HAS_CUDA
 
 cuda_stream::~cuda_stream() {
-  if (stream_ != nullptr) static_cast<void>(cudaStreamDestroy(stream_));
+  if (stream_ == nullptr) return;
+  // cudaStreamDestroy returns at once while queued work goes on: wait, so that no copy still
+  // reads (or writes) caller memory after an early return.
+  if (cudaStreamSynchronize(stream_) != cudaSuccess) static_cast<void>(cudaGetLastError());
+  static_cast<void>(cudaStreamDestroy(stream_));
 }
 
 status cuda_stream::create() {
@@ -72,9 +76,18 @@ device_buffer::~device_buffer() {
 
 status device_buffer::allocate(std::size_t bytes, cudaStream_t stream) {
   stream_ = stream;
-  if (bytes == 0) bytes = 1;  // a valid, distinct pointer even for empty data
+  // A valid, distinct pointer even for empty data; a multiple of 16 bytes so that the kernels'
+  // unaligned loads (aligned words around an element, element_op.hpp) stay inside it.
+  bytes = ((bytes == 0 ? 1 : bytes) + 15) & ~std::size_t{15};
   TRIALSTAT_CUDA_TRY(cudaMallocAsync(&ptr_, bytes, stream));
   return status::success();
+}
+
+status poisoned_result(const char* what, std::size_t index) {
+  return status(error_code::cuda_error,
+                std::string(what) + ": the CUDA result of segment " + std::to_string(index) +
+                    " came back poisoned (the kernel could not compute it: workspace smaller "
+                    "than the batch or a dtype the device cannot read)");
 }
 
 bool is_device_pointer(const void* p) noexcept {

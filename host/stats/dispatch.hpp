@@ -32,7 +32,10 @@ namespace trialstat::stats::detail {
 
 #if TRIALSTAT_HAS_CUDA
 
-/// @brief An owned non-blocking stream (never the legacy default stream).
+/// @brief An owned non-blocking stream (never the legacy default stream). The destructor waits
+/// for the stream before destroying it, so an entry point that returns early (an error after an
+/// asynchronous copy was enqueued) never leaves a copy reading or writing the caller's memory.
+/// Declare it before the device_buffers that use it (they are freed stream-ordered first).
 class cuda_stream {
  public:
   cuda_stream() = default;
@@ -64,6 +67,9 @@ class device_buffer {
   void* ptr_ = nullptr;
   cudaStream_t stream_ = nullptr;
 };
+
+/// @brief The error for result `index` of `what` that came back poisoned (result_poison.hpp).
+[[nodiscard]] status poisoned_result(const char* what, std::size_t index);
 
 /// @brief Whether the device can dereference `p` directly (device or managed memory).
 [[nodiscard]] bool is_device_pointer(const void* p) noexcept;

@@ -11,6 +11,7 @@
 #include "kernels/histogram/histogram_op.hpp"
 
 #if TRIALSTAT_HAS_CUDA
+#include "kernels/common/result_poison.hpp"
 #include "kernels/histogram/histogram_cuda.hpp"
 #include "trialstat/detail/cuda_check.hpp"
 #endif
@@ -70,6 +71,10 @@ status compute_histograms_cuda(const std::byte* base, std::span<const segment> s
     h.hi = p.hi;
     h.degenerate = p.degenerate;
     const auto first = h_counts.begin() + static_cast<std::ptrdiff_t>(s * static_cast<std::size_t>(bins));
+    if (kernels::counts_poisoned(&*first, static_cast<std::size_t>(bins))) {
+      h = histogram{};
+      return detail::poisoned_result("compute_histograms", s);
+    }
     h.counts.assign(first, first + bins);
   }
   return status::success();

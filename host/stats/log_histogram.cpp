@@ -12,6 +12,7 @@
 #include "kernels/log_histogram/log_histogram_op.hpp"
 
 #if TRIALSTAT_HAS_CUDA
+#include "kernels/common/result_poison.hpp"
 #include "kernels/log_histogram/log_histogram_cuda.hpp"
 #include "trialstat/detail/cuda_check.hpp"
 #endif
@@ -56,6 +57,12 @@ status compute_log_histograms_cuda(const std::byte* base, std::span<const segmen
     TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
   }
   TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+  constexpr auto per = static_cast<std::size_t>(kernels::log_histogram_num_cells);
+  for (std::size_t s = 0; s < segments.size(); ++s) {
+    if (kernels::counts_poisoned(cells.data() + s * per, per)) {
+      return detail::poisoned_result("compute_log_histograms", s);
+    }
+  }
   return status::success();
 }
 #endif

@@ -50,6 +50,9 @@ status compute_moments_cuda(const std::byte* base, std::span<const segment> segm
     TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
   }  // buffers are freed (stream-ordered) before the stream goes
   TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (kernels::is_poisoned(out[i])) return detail::poisoned_result("compute_moments", i);
+  }
   return status::success();
 }
 #endif

@@ -9,6 +9,7 @@
 #include "kernels/pairwise/pairwise_cpu.hpp"
 
 #if TRIALSTAT_HAS_CUDA
+#include "kernels/common/result_poison.hpp"
 #include "kernels/pairwise/pairwise_cuda.hpp"
 #include "trialstat/detail/cuda_check.hpp"
 #endif
@@ -54,6 +55,7 @@ result<pairwise> compute_pairwise_cuda(const tensor_view& previous, const tensor
     TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
   }
   TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+  if (kernels::is_poisoned(out)) return detail::poisoned_result("compute_pairwise", 0);
   return out;
 }
 #endif

@@ -186,19 +186,49 @@ TRIALSTAT_LANES_INLINE int64_t reduce_add(const vi& x) {
   store_lanes(l, x);
   return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
 }
-/// Minimum / maximum of lanes that hold no NaN.
+/// Lane-wise minimum / maximum of lanes that hold no NaN, with −0.0 ordered below +0.0 as
+/// ordered_min / ordered_max (element_op.hpp) do: the two operand orders of a compare-select
+/// differ only for zeros of opposite signs, so OR-ing their bits picks −0.0 for the minimum and
+/// AND-ing them picks +0.0 for the maximum (every other lane is the same in both).
+TRIALSTAT_LANES_INLINE vd min_lanes(const vd& a, const vd& b) {
+  vd r;
+  for (int k = 0; k < lane_parts; ++k) {
+    const native_f64 x = a.p[k] < b.p[k] ? a.p[k] : b.p[k];
+    const native_f64 y = b.p[k] < a.p[k] ? b.p[k] : a.p[k];
+    native_i64 xb, yb;
+    __builtin_memcpy(&xb, &x, sizeof xb);
+    __builtin_memcpy(&yb, &y, sizeof yb);
+    xb |= yb;
+    __builtin_memcpy(&r.p[k], &xb, sizeof xb);
+  }
+  return r;
+}
+TRIALSTAT_LANES_INLINE vd max_lanes(const vd& a, const vd& b) {
+  vd r;
+  for (int k = 0; k < lane_parts; ++k) {
+    const native_f64 x = a.p[k] > b.p[k] ? a.p[k] : b.p[k];
+    const native_f64 y = b.p[k] > a.p[k] ? b.p[k] : a.p[k];
+    native_i64 xb, yb;
+    __builtin_memcpy(&xb, &x, sizeof xb);
+    __builtin_memcpy(&yb, &y, sizeof yb);
+    xb &= yb;
+    __builtin_memcpy(&r.p[k], &xb, sizeof xb);
+  }
+  return r;
+}
+/// Minimum / maximum of lanes that hold no NaN (−0.0 below +0.0, as ordered_min / ordered_max).
 TRIALSTAT_LANES_INLINE double reduce_min(const vd& x) {
   double l[lane_count];
   store_lanes(l, x);
   double m = l[0];
-  for (int j = 1; j < lane_count; ++j) m = l[j] < m ? l[j] : m;
+  for (int j = 1; j < lane_count; ++j) m = ordered_min(l[j], m);
   return m;
 }
 TRIALSTAT_LANES_INLINE double reduce_max(const vd& x) {
   double l[lane_count];
   store_lanes(l, x);
   double m = l[0];
-  for (int j = 1; j < lane_count; ++j) m = l[j] > m ? l[j] : m;
+  for (int j = 1; j < lane_count; ++j) m = ordered_max(l[j], m);
   return m;
 }
 /// Whether any lane of m is set.

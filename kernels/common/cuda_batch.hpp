@@ -12,8 +12,11 @@
 namespace trialstat::kernels {
 
 /// @brief A batch in device memory. Segments may start at any byte offset (unaligned loads are
-/// handled per segment) and must have real dtypes and num_elements ≥ 0 (validated on the host
-/// beforehand: a kernel cannot report errors).
+/// handled per segment: aligned words and a funnel shift, which may read the aligned words
+/// around an element, so `d_base` is 8-byte aligned and its buffer extends to a multiple of 8
+/// bytes past the last segment; cudaMalloc'd buffers are) and must have real dtypes and
+/// num_elements ≥ 0 (validated on the host beforehand: a kernel cannot report errors; what
+/// still goes wrong on the device comes back as poison, result_poison.hpp).
 struct device_batch {
   const std::byte* d_base = nullptr;                ///< batch bytes (device or mapped memory)
   const stats::segment* d_segments = nullptr;       ///< [num_segments], device memory

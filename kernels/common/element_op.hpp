@@ -38,6 +38,29 @@ TRIALSTAT_HD_INLINE bool is_nan(double x) { return x != x; }
 /// @brief x is neither NaN nor ±Inf. Written as a comparison so loops vectorise.
 TRIALSTAT_HD_INLINE bool is_finite(double x) { return abs_value(x) <= DBL_MAX; }
 
+/// @brief The sign bit of x (set for −0.0 and negative values).
+TRIALSTAT_HD_INLINE bool sign_bit(double x) {
+#if defined(__CUDA_ARCH__)
+  return __double_as_longlong(x) < 0;
+#else
+  return __builtin_signbit(x) != 0;
+#endif
+}
+
+/// @brief Minimum of two non-NaN values with −0.0 ordered below +0.0 (IEEE 754-2019
+/// `minimum`): min(+0.0, −0.0) = min(−0.0, +0.0) = −0.0. The result does not depend on the
+/// order of the operands, so every twin's reduction order gives the same bits. The rule of
+/// every min statistic (moments.hpp "Signed zeros").
+TRIALSTAT_HD_INLINE double ordered_min(double a, double b) {
+  return ((a < b) | ((a == b) & sign_bit(a))) ? a : b;  // branch-free
+}
+
+/// @brief Maximum of two non-NaN values with +0.0 ordered above −0.0 (IEEE 754-2019
+/// `maximum`): max(+0.0, −0.0) = max(−0.0, +0.0) = +0.0, whatever the order.
+TRIALSTAT_HD_INLINE double ordered_max(double a, double b) {
+  return ((a > b) | ((a == b) & !sign_bit(a))) ? a : b;
+}
+
 /// @brief a·b rounded once, never fused with a following add (numpy evaluates `i*step + lo` and
 /// `atol + rtol*|b|` as two roundings; nvcc would otherwise emit an FMA).
 TRIALSTAT_HD_INLINE double mul_rn(double a, double b) {
@@ -106,10 +129,44 @@ struct element_traits<dtype::bfloat16> {
 template <dtype D>
 inline constexpr int element_size_v = static_cast<int>(sizeof(typename element_traits<D>::storage));
 
+/// @brief The aligned word of type Bits at `a` (a multiple of sizeof(Bits)).
+template <class Bits>
+TRIALSTAT_HD_INLINE Bits load_aligned_word(const unsigned char* a) {
+#if defined(__CUDA_ARCH__)
+  return *reinterpret_cast<const Bits*>(a);
+#else
+  Bits w;
+  std::memcpy(&w, a, sizeof w);
+  return w;
+#endif
+}
+
+/// @brief The little-endian sizeof(Bits)-byte value at `p` (any alignment) from the aligned
+/// words holding it: one aligned load when `p` is aligned, else the two aligned words the value
+/// straddles joined by a funnel shift — two word loads instead of sizeof(Bits) byte loads.
+/// When `p` is not aligned this reads up to sizeof(Bits) − 1 bytes before and after the value,
+/// inside the aligned words it touches: buffers whose start is aligned and whose size is
+/// rounded up to a multiple of 8 bytes (every device buffer of this project: cudaMalloc
+/// granularity, 256-byte workspace and arena alignment, host/stats rounding to 16) keep those
+/// reads in bounds. Bits: uint16_t, uint32_t or uint64_t.
+template <class Bits>
+TRIALSTAT_HD_INLINE Bits load_bits_unaligned(const unsigned char* p) {
+  constexpr unsigned size = sizeof(Bits);
+  const auto off = static_cast<unsigned>(reinterpret_cast<uintptr_t>(p) % size);
+  const unsigned char* a = p - off;
+  const Bits w0 = load_aligned_word<Bits>(a);
+  if (off == 0) return w0;
+  const Bits w1 = load_aligned_word<Bits>(a + size);
+  const unsigned shift = 8u * off;  // in (0, 8·size)
+  using wide = std::conditional_t<sizeof(Bits) == 8, uint64_t, uint32_t>;
+  return static_cast<Bits>((static_cast<wide>(w0) >> shift) |
+                           (static_cast<wide>(w1) << (8u * size - shift)));
+}
+
 /// @brief Element `index` of a D tensor starting at `bytes`, as float64.
 /// `Aligned` = the tensor start is aligned to the element size (then a plain typed load);
-/// otherwise the load makes no alignment assumption (byte loads on the device, memcpy on the
-/// host, which compiles to an unaligned move).
+/// otherwise the load makes no alignment assumption (aligned words and a funnel shift on the
+/// device, load_bits_unaligned; memcpy on the host, which compiles to an unaligned move).
 template <dtype D, bool Aligned>
 TRIALSTAT_HD_INLINE double load_as_double(const unsigned char* bytes, int64_t index) {
   using storage = typename element_traits<D>::storage;
@@ -118,14 +175,10 @@ TRIALSTAT_HD_INLINE double load_as_double(const unsigned char* bytes, int64_t in
   if constexpr (Aligned || sizeof(storage) == 1) {
     return element_traits<D>::to_double(*reinterpret_cast<const storage*>(p));
   } else {
-    // Assemble little-endian bytes; no alignment assumed.
+    // No alignment assumed: two aligned word loads and a funnel shift (load_bits_unaligned).
     using bits_t = std::conditional_t<sizeof(storage) == 8, uint64_t,
                                       std::conditional_t<sizeof(storage) == 4, uint32_t, uint16_t>>;
-    bits_t bits = 0;
-#pragma unroll
-    for (int k = 0; k < static_cast<int>(sizeof(storage)); ++k) {
-      bits |= static_cast<bits_t>(static_cast<bits_t>(p[k]) << (8 * k));
-    }
+    const bits_t bits = load_bits_unaligned<bits_t>(p);
     storage v;
     std::memcpy(&v, &bits, sizeof v);
     return element_traits<D>::to_double(v);

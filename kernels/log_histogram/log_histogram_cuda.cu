@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // CUDA log-scale histogram: plan chunks (segmented_cuda.cuh), then a persistent kernel. Each
 // block copies the 1549-edge table from constant memory into shared memory once, then per
-// 64 Ki-element chunk counts cells into 4 shared sub-histograms (8 warps share them in pairs,
+// chunk (32 or 64 Ki elements, chosen per launch) counts cells into 4 shared sub-histograms (8 warps share them in pairs,
 // fewer collisions on the hot bins near 0) and flushes the non-zero cells to the segment's row
 // with 64-bit atomics.
 #include "kernels/log_histogram/log_histogram_cuda.hpp"
@@ -22,6 +22,14 @@ constexpr std::size_t shared_bytes =
     sizeof(uint32_t) * static_cast<std::size_t>(sub_histograms) * log_histogram_num_cells;
 static_assert(shared_bytes <= 48 * 1024, "fits the default dynamic shared memory limit");
 
+/// Each chunk zeroes and flushes sub_histograms × cells shared counters: a chunk holds at least
+/// 4 times as many elements (a power of two ≥ the tile, ≤ 64 Ki).
+constexpr int64_t log_chunk_granule = [] {
+  int64_t g = tile_elements;
+  while (g < 4 * int64_t{sub_histograms} * log_histogram_num_cells && g < max_chunk_elements) g *= 2;
+  return g;
+}();
+
 template <dtype D, bool Aligned>
 __device__ void count_chunk(const unsigned char* bytes, int64_t begin, int64_t end,
                             const double* edges, uint32_t* hist) {
@@ -37,14 +45,21 @@ __device__ void count_chunk(const unsigned char* bytes, int64_t begin, int64_t e
     }
 #pragma unroll
     for (int k = 0; k < unroll; ++k) {
-      if (valid[k]) atomicAdd(&hist[log_histogram_cell(edges, v[k])], 1u);
+      // Warp-aggregated (as histogram_cuda.cu): lanes with the same cell add once. The loop is
+      // block-uniform, so all 32 lanes are here together.
+      const int cell = valid[k] ? log_histogram_cell(edges, v[k]) : -1;
+      const unsigned peers = __match_any_sync(0xffffffffu, cell);
+      if (valid[k] && static_cast<int>(threadIdx.x % 32) == __ffs(static_cast<int>(peers)) - 1) {
+        atomicAdd(&hist[cell], static_cast<unsigned>(__popc(peers)));
+      }
     }
   }
 }
 
 __global__ void __launch_bounds__(block_threads)
     log_histogram_chunks_kernel(device_batch batch, const int64_t* __restrict__ starts,
-                                int64_t capacity, unsigned long long* __restrict__ cells) {
+                                int64_t capacity, int64_t chunk_elements,
+                                unsigned long long* __restrict__ cells) {
   extern __shared__ double shared[];
   double* edges = shared;
   auto* sub = reinterpret_cast<uint32_t*>(shared + log_histogram_num_edges);
@@ -68,16 +83,20 @@ __global__ void __launch_bounds__(block_threads)
     __syncthreads();  // edges loaded (first chunk) and counters zeroed
     const int64_t s = find_segment(starts, batch.num_segments, chunk);
     const stats::segment seg = batch.d_segments[s];
-    const int64_t begin = (chunk - starts[s]) * chunk_elements;
-    const int64_t end = begin + chunk_elements < seg.num_elements ? begin + chunk_elements
-                                                                 : seg.num_elements;
+    const element_range range = chunk_range(chunk, starts[s], seg.num_elements, chunk_elements);
+    const int64_t begin = range.begin;
+    const int64_t end = range.end;
     const auto* bytes = reinterpret_cast<const unsigned char*>(batch.d_base) + seg.offset_bytes;
-    dispatch_segment(seg.type, bytes, [&](auto tag, auto aligned) {
+    const bool supported = dispatch_segment(seg.type, bytes, [&](auto tag, auto aligned) {
       count_chunk<decltype(tag)::value, decltype(aligned)::value>(bytes, begin, end, edges, mine);
     });
     __syncthreads();
     unsigned long long* row = cells + s * log_histogram_num_cells;
     for (int c = threadIdx.x; c < log_histogram_num_cells; c += block_threads) {
+      if (!supported) {  // block-uniform; every chunk of the segment writes the same poison
+        row[c] = ~0ULL;
+        continue;
+      }
       unsigned long long sum = 0;
 #pragma unroll
       for (int k = 0; k < sub_histograms; ++k) sum += sub[k * log_histogram_num_cells + c];
@@ -97,8 +116,8 @@ status launch_log_histograms(const device_batch& batch, int64_t* d_cells, void* 
   }
   workspace_carver carver(d_workspace);
   chunk_plan plan;
-  TRIALSTAT_RETURN_IF_ERROR(carve_chunk_plan(carver, batch.num_segments, plan));
-  const int64_t capacity = max_chunks(batch);
+  TRIALSTAT_RETURN_IF_ERROR(carve_chunk_plan(carver, batch, log_chunk_granule, 4, plan));
+  const int64_t capacity = plan.capacity;
   if (d_workspace == nullptr) {
     *workspace_bytes = carver.used();
     return status::success();
@@ -120,7 +139,8 @@ status launch_log_histograms(const device_batch& batch, int64_t* d_cells, void* 
   int grid = 0;
   TRIALSTAT_RETURN_IF_ERROR(persistent_grid(4, capacity, grid));
   log_histogram_chunks_kernel<<<grid, block_threads, shared_bytes, stream>>>(
-      batch, plan.d_starts, capacity, reinterpret_cast<unsigned long long*>(d_cells));
+      batch, plan.d_starts, capacity, plan.chunk_elements,
+      reinterpret_cast<unsigned long long*>(d_cells));
   TRIALSTAT_CUDA_CHECK_LAUNCH(stream);
   return status::success();
 }

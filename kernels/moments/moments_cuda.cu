@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// CUDA moments: plan chunks (segmented_cuda.cuh), one persistent kernel in which each block
-// reduces one 64 Ki-element chunk at a time, then one warp per segment merges its chunks.
+// CUDA moments: plan chunks (segmented_cuda.cuh; the chunk size, ≤ 64 Ki elements, is chosen
+// per launch from the batch and the device), one persistent kernel in which each block reduces
+// one chunk at a time, then one warp per segment merges its chunks.
 //
 // Inside a chunk, thread t owns elements t, t + 256, ... of each 2048-element tile (coalesced).
 // Per tile a thread holds its 8 values in registers, forms their two-pass record (centre of the
@@ -17,15 +18,6 @@ namespace trialstat::kernels {
 namespace {
 
 using namespace cuda_detail;
-
-/// Record of a poisoned segment (the batch outgrew the workspace sized for it).
-__device__ __forceinline__ moments_state poisoned_moments() {
-  moments_state s = moments_identity();
-  const double nan = __longlong_as_double(0x7ff8000000000000LL);
-  s.count = -1;
-  s.min = s.max = s.sum = s.sum_abs = s.sum_squares = s.max_abs = s.mean = s.m2 = nan;
-  return s;
-}
 
 /// This thread's record over its elements of [begin, end) of a D segment with shift K.
 template <dtype D, bool Aligned>
@@ -68,7 +60,8 @@ __device__ moments_state thread_chunk_moments(const unsigned char* bytes, int64_
 // At least 2 resident blocks per SM (≤ 128 registers, no spills with 8 items per thread).
 __global__ void __launch_bounds__(block_threads, 2)
     moments_chunks_kernel(device_batch batch, const int64_t* __restrict__ starts,
-                          int64_t capacity, moments_state* __restrict__ partials) {
+                          int64_t capacity, int64_t chunk_elements,
+                          moments_state* __restrict__ partials) {
   using block_reduce = cub::BlockReduce<moments_state, block_threads>;
   __shared__ typename block_reduce::TempStorage temp;
   const int64_t total = starts[batch.num_segments];
@@ -76,9 +69,9 @@ __global__ void __launch_bounds__(block_threads, 2)
   for (int64_t chunk = blockIdx.x; chunk < total; chunk += gridDim.x) {
     const int64_t s = find_segment(starts, batch.num_segments, chunk);
     const stats::segment seg = batch.d_segments[s];
-    const int64_t begin = (chunk - starts[s]) * chunk_elements;
-    const int64_t end = begin + chunk_elements < seg.num_elements ? begin + chunk_elements
-                                                                 : seg.num_elements;
+    const element_range range = chunk_range(chunk, starts[s], seg.num_elements, chunk_elements);
+    const int64_t begin = range.begin;
+    const int64_t end = range.end;
     const auto* bytes = reinterpret_cast<const unsigned char*>(batch.d_base) + seg.offset_bytes;
     moments_state mine = moments_identity();
     const bool supported = dispatch_segment(seg.type, bytes, [&](auto tag, auto aligned) {
@@ -88,7 +81,7 @@ __global__ void __launch_bounds__(block_threads, 2)
       mine = thread_chunk_moments<D, A>(bytes, begin, end, shift);
     });
     const moments_state total_state = block_reduce(temp).Reduce(mine, merge_moments_fn{});
-    if (threadIdx.x == 0) partials[chunk] = supported ? total_state : poisoned_moments();
+    if (threadIdx.x == 0) partials[chunk] = supported ? total_state : moments_poison();
     __syncthreads();  // temp storage is reused by the next chunk
   }
 }
@@ -108,13 +101,18 @@ __global__ void __launch_bounds__(block_threads)
     }
   }
   acc = warp_merge(acc, merge_moments_fn{});
-  if (lane == 0) store_moments(total <= capacity ? acc : poisoned_moments(), &out[warp]);
+  // merge_moments keeps a poisoned chunk's poison (count −1), so one bad chunk poisons its record.
+  if (lane == 0) store_moments(total <= capacity ? acc : moments_poison(), &out[warp]);
 }
+
+/// Persistent-grid blocks per SM of the chunk kernel.
+constexpr int chunk_blocks_per_sm = 8;
 
 status carve(workspace_carver& carver, const device_batch& batch, chunk_plan& plan,
              moments_state*& partials, int64_t& capacity) {
-  TRIALSTAT_RETURN_IF_ERROR(carve_chunk_plan(carver, batch.num_segments, plan));
-  capacity = max_chunks(batch);
+  TRIALSTAT_RETURN_IF_ERROR(
+      carve_chunk_plan(carver, batch, tile_elements, chunk_blocks_per_sm, plan));
+  capacity = plan.capacity;
   partials = carver.take<moments_state>(static_cast<std::size_t>(capacity));
   return status::success();
 }
@@ -147,9 +145,9 @@ status launch_moments(const device_batch& batch, stats::moments* d_out, void* d_
   }
   TRIALSTAT_RETURN_IF_ERROR(enqueue_chunk_plan(batch, plan, stream));
   int grid = 0;
-  TRIALSTAT_RETURN_IF_ERROR(persistent_grid(8, capacity, grid));
+  TRIALSTAT_RETURN_IF_ERROR(persistent_grid(chunk_blocks_per_sm, capacity, grid));
   moments_chunks_kernel<<<grid, block_threads, 0, stream>>>(batch, plan.d_starts, capacity,
-                                                            partials);
+                                                            plan.chunk_elements, partials);
   TRIALSTAT_CUDA_CHECK_LAUNCH(stream);
   const int64_t merge_blocks = (batch.num_segments * 32 + block_threads - 1) / block_threads;
   moments_merge_kernel<<<static_cast<unsigned>(merge_blocks), block_threads, 0, stream>>>(

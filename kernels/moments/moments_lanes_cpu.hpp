@@ -62,8 +62,8 @@ template <bool General>
     const vd lo = select(finite, x, c.inf);
     const vd hi = select(finite, x, c.neg_inf);
     const vd xf = select(finite, x, c.zero);
-    a.min = select(lo < a.min, lo, a.min);
-    a.max = select(hi > a.max, hi, a.max);
+    a.min = min_lanes(lo, a.min);
+    a.max = max_lanes(hi, a.max);
     a.sum = a.sum + xf;
     a.sum_abs = a.sum_abs + select(finite, ax, c.zero);
     a.sum_squares = a.sum_squares + xf * xf;
@@ -73,8 +73,8 @@ template <bool General>
   } else {
     a.zero_count = count_if(a.zero_count, x == c.zero);
     a.positive_count = count_if(a.positive_count, x > c.zero);
-    a.min = select(x < a.min, x, a.min);
-    a.max = select(x > a.max, x, a.max);
+    a.min = min_lanes(x, a.min);
+    a.max = max_lanes(x, a.max);
     a.sum = a.sum + x;
     a.sum_abs = a.sum_abs + ax;
     a.sum_squares = a.sum_squares + x * x;

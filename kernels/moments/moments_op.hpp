@@ -9,6 +9,12 @@
 /// Σx, Σ|x|, Σx², max|x|, mean = Σx / n (as numpy: Σx overflowing gives an infinite mean) and
 /// m2 = Σ(x − mean)², all in float64.
 ///
+/// Signed zeros: min and max order −0.0 below +0.0 (`ordered_min` / `ordered_max`,
+/// element_op.hpp), so a tensor holding both zeros has min −0.0 (when no value is smaller) and
+/// max +0.0 (when none is larger), whatever the order of its elements and of the reduction. The
+/// CPU lanes (cpu_lanes.hpp min_lanes / max_lanes / reduce_min / reduce_max) and the CUDA
+/// kernels apply the same rule, so every twin writes the same bits.
+///
 /// Accuracy of m2 when |mean| ≫ standard deviation: the partial means that Chan's merge
 /// subtracts would carry rounding errors of ulp(mean), large next to their true differences.
 /// So within one tensor every value is first shifted by a representative value K of that tensor
@@ -19,6 +25,7 @@
 #include <cstdint>
 
 #include "kernels/common/element_op.hpp"
+#include "kernels/common/result_poison.hpp"
 #include "trialstat/stats/moments.hpp"
 
 namespace trialstat::kernels {
@@ -55,10 +62,23 @@ TRIALSTAT_HD_INLINE moments_state moments_identity() {
   return s;
 }
 
+/// @brief The poisoned record (result_poison.hpp): count −1, every value NaN.
+TRIALSTAT_HD_INLINE moments_state moments_poison() {
+  moments_state s = moments_identity();
+  const double nan = quiet_nan();
+  s.count = poison_count;
+  s.min = s.max = s.sum = s.sum_abs = s.sum_squares = s.max_abs = s.mean = s.m2 = s.centre = nan;
+  return s;
+}
+
+TRIALSTAT_HD_INLINE bool is_poisoned(const moments_state& s) { return s.count < 0; }
+
 /// @brief Chan et al. (1979) parallel merge of two disjoint parts, `a` before `b`, that share
 /// one shift K. Counts add exactly; sums add; mean = Σx / n; centre = Chan's weighted centre;
-/// m2 = m2a + m2b + δ²·na·nb/n with δ = centre_b − centre_a.
+/// m2 = m2a + m2b + δ²·na·nb/n with δ = centre_b − centre_a. Poison is sticky: a poisoned part
+/// gives the poisoned record (count −1, not a sum of counts).
 TRIALSTAT_HD_INLINE moments_state merge_moments(const moments_state& a, const moments_state& b) {
+  if (is_poisoned(a) || is_poisoned(b)) return moments_poison();
   moments_state r;
   r.count = a.count + b.count;
   r.nan_count = a.nan_count + b.nan_count;
@@ -67,8 +87,8 @@ TRIALSTAT_HD_INLINE moments_state merge_moments(const moments_state& a, const mo
   r.zero_count = a.zero_count + b.zero_count;
   r.positive_count = a.positive_count + b.positive_count;
   r.negative_count = a.negative_count + b.negative_count;
-  r.min = b.min < a.min ? b.min : a.min;
-  r.max = b.max > a.max ? b.max : a.max;
+  r.min = ordered_min(a.min, b.min);
+  r.max = ordered_max(a.max, b.max);
   r.sum = a.sum + b.sum;
   r.sum_abs = a.sum_abs + b.sum_abs;
   r.sum_squares = a.sum_squares + b.sum_squares;
@@ -117,8 +137,8 @@ TRIALSTAT_HD_INLINE void accumulate_first_pass(moments_state& s, double& shifted
   const double hi = finite ? x : -positive_infinity();
   const double xf = finite ? x : 0.0;
   const double ax = abs_value(xf);
-  s.min = lo < s.min ? lo : s.min;
-  s.max = hi > s.max ? hi : s.max;
+  s.min = ordered_min(lo, s.min);
+  s.max = ordered_max(hi, s.max);
   s.sum += xf;
   s.sum_abs += ax;
   s.sum_squares += xf * xf;

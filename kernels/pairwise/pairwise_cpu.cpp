@@ -112,11 +112,7 @@ result<stats::pairwise> compute_pairwise_cpu(const tensor_view& previous,
     }
   }
   stats::pairwise r;
-  r.count = s.count;
-  r.diff_sum_squares = s.diff_sum_squares;
-  r.diff_max_abs = s.diff_max_abs;
-  r.previous_sum_squares = s.previous_sum_squares;
-  r.allclose_violations = s.violations;
+  store_pairwise(s, &r);
   return r;
 }
 

@@ -20,23 +20,21 @@ struct pairwise_args {
   bool equal_nan;
 };
 
-__device__ __forceinline__ pairwise_state poisoned_pairwise() {
-  const double nan = __longlong_as_double(0x7ff8000000000000LL);
-  return pairwise_state{-1, -1, nan, nan, nan};
-}
-
-/// Typed loader: both tensors have dtype D and start aligned (the common case).
-template <dtype D>
+/// Typed loader: both tensors have dtype D. Aligned: both start aligned (plain loads); else
+/// aligned words and a funnel shift per element (load_bits_unaligned, also right for an aligned
+/// side) — payloads of real event files sit at arbitrary offsets, so this is the common case
+/// there, and it needs no per-element dtype switch.
+template <dtype D, bool Aligned>
 struct typed_pair_loader {
   __device__ __forceinline__ double a(const unsigned char* p, int64_t i) const {
-    return load_as_double<D, true>(p, i);
+    return load_as_double<D, Aligned>(p, i);
   }
   __device__ __forceinline__ double b(const unsigned char* p, int64_t i) const {
-    return load_as_double<D, true>(p, i);
+    return load_as_double<D, Aligned>(p, i);
   }
 };
 
-/// Any other combination (mixed dtypes or an unaligned side): a per-element dtype switch with
+/// Mixed dtypes (a tensor whose dtype changed between steps): a per-element dtype switch with
 /// unaligned loads. Uniform across the block, so it costs instructions, not divergence; it
 /// keeps the number of kernel instantiations linear in the dtypes.
 struct generic_pair_loader {
@@ -84,7 +82,8 @@ __device__ pairwise_state thread_chunk_pairwise(const Loader& loader, const unsi
 __global__ void __launch_bounds__(block_threads)
     pairwise_chunks_kernel(device_batch previous, device_batch current,
                            const int64_t* __restrict__ starts, int64_t capacity,
-                           pairwise_args args, pairwise_state* __restrict__ partials) {
+                           int64_t chunk_elements, pairwise_args args,
+                           pairwise_state* __restrict__ partials) {
   using block_reduce = cub::BlockReduce<pairwise_state, block_threads>;
   __shared__ typename block_reduce::TempStorage temp;
   const int64_t total = starts[previous.num_segments];
@@ -93,9 +92,9 @@ __global__ void __launch_bounds__(block_threads)
     const int64_t s = find_segment(starts, previous.num_segments, chunk);
     const stats::segment sa = previous.d_segments[s];
     const stats::segment sb = current.d_segments[s];
-    const int64_t begin = (chunk - starts[s]) * chunk_elements;
-    const int64_t end = begin + chunk_elements < sa.num_elements ? begin + chunk_elements
-                                                                : sa.num_elements;
+    const element_range range = chunk_range(chunk, starts[s], sa.num_elements, chunk_elements);
+    const int64_t begin = range.begin;
+    const int64_t end = range.end;
     const auto* a_bytes = reinterpret_cast<const unsigned char*>(previous.d_base) + sa.offset_bytes;
     const auto* b_bytes = reinterpret_cast<const unsigned char*>(current.d_base) + sb.offset_bytes;
     pairwise_state mine = pairwise_identity();
@@ -107,10 +106,13 @@ __global__ void __launch_bounds__(block_threads)
         visit_real_dtype(sa.type, [&](auto tag) {
           constexpr dtype D = decltype(tag)::value;
           if (is_element_aligned<D>(a_bytes) && is_element_aligned<D>(b_bytes)) {
-            mine = thread_chunk_pairwise(typed_pair_loader<D>{}, a_bytes, b_bytes, begin, end,
-                                         args);
-            typed = true;
+            mine = thread_chunk_pairwise(typed_pair_loader<D, true>{}, a_bytes, b_bytes, begin,
+                                         end, args);
+          } else {
+            mine = thread_chunk_pairwise(typed_pair_loader<D, false>{}, a_bytes, b_bytes, begin,
+                                         end, args);
           }
+          typed = true;
         });
       }
       if (!typed) {
@@ -119,7 +121,7 @@ __global__ void __launch_bounds__(block_threads)
       }
     }
     const pairwise_state block_total = block_reduce(temp).Reduce(mine, merge_pairwise_fn{});
-    if (threadIdx.x == 0) partials[chunk] = supported ? block_total : poisoned_pairwise();
+    if (threadIdx.x == 0) partials[chunk] = supported ? block_total : pairwise_poison();
     __syncthreads();
   }
 }
@@ -140,13 +142,8 @@ __global__ void __launch_bounds__(block_threads)
   }
   acc = warp_merge(acc, merge_pairwise_fn{});
   if (lane == 0) {
-    if (total > capacity) acc = poisoned_pairwise();
-    stats::pairwise* o = &out[warp];
-    o->count = acc.count;
-    o->diff_sum_squares = acc.diff_sum_squares;
-    o->diff_max_abs = acc.diff_max_abs;
-    o->previous_sum_squares = acc.previous_sum_squares;
-    o->allclose_violations = acc.violations;
+    if (total > capacity) acc = pairwise_poison();  // merge_pairwise keeps a chunk's poison
+    store_pairwise(acc, &out[warp]);
   }
 }
 
@@ -169,8 +166,8 @@ status launch_pairwise(const device_batch& previous, const device_batch& current
   }
   workspace_carver carver(d_workspace);
   chunk_plan plan;
-  TRIALSTAT_RETURN_IF_ERROR(carve_chunk_plan(carver, previous.num_segments, plan));
-  const int64_t capacity = max_chunks(previous);
+  TRIALSTAT_RETURN_IF_ERROR(carve_chunk_plan(carver, previous, tile_elements, 8, plan));
+  const int64_t capacity = plan.capacity;
   pairwise_state* partials = carver.take<pairwise_state>(static_cast<std::size_t>(capacity));
   if (d_workspace == nullptr) {
     *workspace_bytes = carver.used();
@@ -189,8 +186,8 @@ status launch_pairwise(const device_batch& previous, const device_batch& current
   int grid = 0;
   TRIALSTAT_RETURN_IF_ERROR(persistent_grid(8, capacity, grid));
   const pairwise_args args{params.rtol, params.atol, params.equal_nan};
-  pairwise_chunks_kernel<<<grid, block_threads, 0, stream>>>(previous, current, plan.d_starts,
-                                                             capacity, args, partials);
+  pairwise_chunks_kernel<<<grid, block_threads, 0, stream>>>(
+      previous, current, plan.d_starts, capacity, plan.chunk_elements, args, partials);
   TRIALSTAT_CUDA_CHECK_LAUNCH(stream);
   const int64_t merge_blocks = (previous.num_segments * 32 + block_threads - 1) / block_threads;
   pairwise_merge_kernel<<<static_cast<unsigned>(merge_blocks), block_threads, 0, stream>>>(

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "kernels/common/element_op.hpp"
+#include "kernels/common/result_poison.hpp"
 
 namespace trialstat::kernels {
 
@@ -28,8 +29,20 @@ struct pairwise_state {
 
 TRIALSTAT_HD_INLINE pairwise_state pairwise_identity() { return pairwise_state{0, 0, 0.0, 0.0, 0.0}; }
 
+/// @brief The poisoned record (result_poison.hpp): counts −1, values NaN.
+TRIALSTAT_HD_INLINE pairwise_state pairwise_poison() {
+  const double nan = quiet_nan();
+  return pairwise_state{poison_count, poison_count, nan, nan, nan};
+}
+
+TRIALSTAT_HD_INLINE bool is_poisoned(const pairwise_state& s) {
+  return s.count < 0 || s.violations < 0;
+}
+
 /// @brief Combine two disjoint ranges, `a` before `b` (sums add; max; counts add exactly).
+/// Poison is sticky: a poisoned range gives the poisoned record.
 TRIALSTAT_HD_INLINE pairwise_state merge_pairwise(const pairwise_state& a, const pairwise_state& b) {
+  if (is_poisoned(a) || is_poisoned(b)) return pairwise_poison();
   pairwise_state r;
   r.count = a.count + b.count;
   r.violations = a.violations + b.violations;
@@ -37,6 +50,20 @@ TRIALSTAT_HD_INLINE pairwise_state merge_pairwise(const pairwise_state& a, const
   r.diff_max_abs = b.diff_max_abs > a.diff_max_abs ? b.diff_max_abs : a.diff_max_abs;
   r.previous_sum_squares = a.previous_sum_squares + b.previous_sum_squares;
   return r;
+}
+
+/// @brief Convert to / from the public record.
+TRIALSTAT_HD_INLINE void store_pairwise(const pairwise_state& s, stats::pairwise* out) {
+  out->count = s.count;
+  out->diff_sum_squares = s.diff_sum_squares;
+  out->diff_max_abs = s.diff_max_abs;
+  out->previous_sum_squares = s.previous_sum_squares;
+  out->allclose_violations = s.violations;
+}
+
+TRIALSTAT_HD_INLINE pairwise_state load_pairwise(const stats::pairwise& p) {
+  return pairwise_state{p.count, p.allclose_violations, p.diff_sum_squares, p.diff_max_abs,
+                        p.previous_sum_squares};
 }
 
 struct merge_pairwise_fn {

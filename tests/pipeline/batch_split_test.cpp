@@ -298,5 +298,80 @@ TEST(batch_split, PairwiseMergeIsExactForCountsAndMaxima) {
   EXPECT_EQ(r.previous_sum_squares, 5.0);
 }
 
+TEST(batch_split, PoisonedPartsStayPoisonedThroughMerges) {
+  // A piece whose kernel result came back poisoned (count −1) must not merge into a plausible
+  // record: merged pairwise records and added counts stay −1, never −k or k − 1.
+  stats::pairwise good;
+  good.count = 100;
+  good.allclose_violations = 2;
+  stats::pairwise poison;
+  poison.count = -1;
+  poison.allclose_violations = -1;
+  EXPECT_EQ(merge_pairwise(good, poison).count, -1);
+  EXPECT_EQ(merge_pairwise(poison, good).count, -1);
+  EXPECT_EQ(merge_pairwise(merge_pairwise(poison, poison), good).count, -1);
+  std::vector<int64_t> acc = {5, 0, 7};
+  add_counts(acc, std::vector<int64_t>{-1, -1, -1});
+  add_counts(acc, std::vector<int64_t>{-1, -1, -1});
+  add_counts(acc, std::vector<int64_t>{3, 3, 3});
+  EXPECT_EQ(acc, (std::vector<int64_t>{-1, -1, -1}));
+  // Moments (the public merge the executor applies to split pieces).
+  stats::moments m;
+  m.count = 10;
+  stats::moments bad;
+  bad.count = -1;
+  EXPECT_EQ(stats::merge(m, bad).count, -1);
+  EXPECT_EQ(stats::merge(stats::merge(bad, bad), m).count, -1);
+}
+
+TEST(batch_split, DeviceAndManagedSourcesAreRejected) {
+  bool direct = true;
+  ASSERT_TRUE(plan_batch_source(source_memory::pageable, direct).ok());
+  EXPECT_FALSE(direct);
+  ASSERT_TRUE(plan_batch_source(source_memory::host_pinned, direct).ok());
+  EXPECT_TRUE(direct);
+  for (source_memory kind : {source_memory::device, source_memory::managed}) {
+    const status s = plan_batch_source(kind, direct);
+    EXPECT_EQ(s.code(), error_code::invalid_argument);
+    EXPECT_NE(s.message().find("host memory"), std::string::npos) << s.message();
+    EXPECT_FALSE(direct);
+  }
+}
+
+TEST(batch_split, SegmentsOfTwoToThe31ElementsSplitExactly) {
+  // Index arithmetic only (no bytes): 2^31 + 7 float32 and 2^32 + 1 uint8 elements at
+  // unaligned offsets, cut into 32 MiB pieces and packed.
+  const std::vector<stats::segment> segments = {
+      {3, (int64_t{1} << 31) + 7, dtype::float32},
+      {3 + ((uint64_t{1} << 31) + 7) * 4 + 5, (int64_t{1} << 32) + 1, dtype::uint8},
+  };
+  const split_limits limits{uint64_t{32} << 20, 16384, 0};
+  std::vector<batch_piece> pieces;
+  ASSERT_TRUE(split_segments(segments, limits, pieces).ok());
+  std::vector<int64_t> next(segments.size(), 0);
+  for (const batch_piece& p : pieces) {
+    const stats::segment& s = segments[p.segment];
+    const uint64_t size = dtype_size_bytes(s.type);
+    ASSERT_EQ(p.element_begin, next[p.segment]);
+    ASSERT_EQ(p.offset_bytes, s.offset_bytes + static_cast<uint64_t>(p.element_begin) * size);
+    ASSERT_LE(p.size_bytes, max_piece_bytes(limits));
+    if (p.piece_index + 1 < p.piece_count) {
+      ASSERT_EQ(p.size_bytes % piece_alignment_bytes, 0u);
+    }
+    next[p.segment] += p.element_count;
+  }
+  EXPECT_EQ(next[0], segments[0].num_elements);
+  EXPECT_EQ(next[1], segments[1].num_elements);
+  std::vector<piece_group> groups;
+  group_pieces(pieces, {}, 0x1000, limits, groups);
+  uint32_t covered = 0;
+  for (const piece_group& g : groups) {
+    EXPECT_EQ(g.first, covered);
+    EXPECT_LE(g.span_bytes(), limits.max_span_bytes);
+    covered += g.count;
+  }
+  EXPECT_EQ(covered, pieces.size());
+}
+
 }  // namespace
 }  // namespace trialstat::pipeline::detail

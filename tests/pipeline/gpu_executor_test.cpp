@@ -26,6 +26,8 @@
 #include "trialstat/writer/trial_writer.hpp"
 
 #if TRIALSTAT_HAS_CUDA
+#include <cuda_runtime_api.h>
+
 #include "host/pipeline/cuda_executor.hpp"
 #endif
 
@@ -481,6 +483,32 @@ TEST(gpu_executor, HistoryDepthAndShapeChangesMatchCpu) {
     ASSERT_TRUE(s.ok()) << s.to_string();
     expect_same_batches(a, b, "step " + std::to_string(step));
   }
+}
+
+TEST(gpu_executor, DeviceAndManagedSourcesAreRejectedBeforeAnyWork) {
+  TRIALSTAT_REQUIRE_CUDA_DEVICE();
+  auto cuda = make_statistics_executor(stats::backend::cuda);
+  ASSERT_TRUE(cuda);
+  const plan::read_plan plan = plan_for(2, 1);
+  direct_batch b;
+  b.add(0, 0, dtype::float32, {1000}, data_mode::normal, 3);
+  b.add(1, 0, dtype::float64, {77}, data_mode::special, 4);
+  b.finish();
+  for (bool managed : {false, true}) {
+    void* p = nullptr;
+    const cudaError_t err = managed ? cudaMallocManaged(&p, b.bytes.size()) : cudaMalloc(&p, b.bytes.size());
+    ASSERT_EQ(err, cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(p, b.bytes.data(), b.bytes.size(), cudaMemcpyDefault), cudaSuccess);
+    tensor_batch on_device = b.batch;
+    on_device.base = static_cast<const std::byte*>(p);
+    const status s = (*cuda)->compute(plan, on_device);
+    EXPECT_EQ(s.code(), error_code::invalid_argument) << s.to_string();
+    EXPECT_NE(s.message().find(managed ? "managed" : "device"), std::string::npos) << s.message();
+    ASSERT_EQ(cudaFree(p), cudaSuccess);
+  }
+  // The history was not touched: the same batch from host memory still computes.
+  const status ok = (*cuda)->compute(plan, b.batch);
+  EXPECT_TRUE(ok.ok()) << ok.to_string();
 }
 
 #endif  // TRIALSTAT_HAS_CUDA

@@ -10,8 +10,13 @@
 #include <thread>
 #include <vector>
 
+#include "trialstat/config.hpp"
 #include "trialstat/memory/pinned_pool.hpp"
 #include "trialstat/stats/backend.hpp"
+
+#if TRIALSTAT_HAS_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 namespace trialstat::memory {
 namespace {
@@ -87,7 +92,7 @@ TEST(pinned_pool, RecyclesWithoutGrowing) {
     seen.insert(a->data());
     seen.insert(b->data());
     if (round % 2 == 0) {
-      EXPECT_TRUE(a->release_after(nullptr).ok());  // no stream: back at once
+      EXPECT_TRUE(a->release_after(nullptr).ok());  // host pool: back at once
       EXPECT_FALSE(*a);
     }
   }
@@ -158,6 +163,70 @@ TEST(pinned_pool, ThreadsNeverShareABuffer) {
   EXPECT_EQ(failures.load(), 0);
   EXPECT_EQ(pool->free_count(), 3u);
 }
+
+#if TRIALSTAT_HAS_CUDA
+// ---- pinned pools (need a device; skipped otherwise) --------------------------------------------
+
+/// A device buffer and a long host→device copy out of `lease` on `stream` (256 MiB: several
+/// milliseconds, so event queries right after it see cudaErrorNotReady).
+struct long_copy {
+  void* device = nullptr;
+  ~long_copy() {
+    if (device != nullptr) static_cast<void>(cudaFree(device));
+  }
+  bool start(const pool_lease& lease, cudaStream_t stream) {
+    if (cudaMalloc(&device, lease.size_bytes()) != cudaSuccess) return false;
+    return cudaMemcpyAsync(device, lease.data(), lease.size_bytes(), cudaMemcpyHostToDevice,
+                           stream) == cudaSuccess;
+  }
+};
+
+constexpr std::size_t long_copy_bytes = std::size_t{256} << 20;
+
+TEST(gpu_pinned_pool, NullStreamIsTheLegacyDefaultStream) {
+  if (!stats::cuda_device_available()) GTEST_SKIP() << "no CUDA device visible; skipping";
+  auto pool = pinned_pool::create({1, long_copy_bytes, pool_memory::pinned});
+  ASSERT_TRUE(pool) << pool.error_status().to_string();
+  auto lease = (*pool)->acquire();
+  ASSERT_TRUE(lease);
+  long_copy copy;
+  ASSERT_TRUE(copy.start(*lease, nullptr));  // the null stream: the legacy default stream
+  ASSERT_TRUE(lease->release_after(nullptr).ok());
+  // The copy may still read the buffer: it waits on an event, it is not free yet.
+  EXPECT_EQ((*pool)->pending_count(), 1u);
+  EXPECT_EQ((*pool)->free_count(), 0u);
+  auto again = (*pool)->acquire();  // waits for the event, then hands the buffer out
+  ASSERT_TRUE(again) << again.error_status().to_string();
+  EXPECT_EQ(cudaStreamQuery(nullptr), cudaSuccess);
+}
+
+TEST(gpu_pinned_pool, NotReadyEventQueriesLeaveNoErrorBehind) {
+  if (!stats::cuda_device_available()) GTEST_SKIP() << "no CUDA device visible; skipping";
+  auto pool = pinned_pool::create({2, long_copy_bytes, pool_memory::pinned});
+  ASSERT_TRUE(pool) << pool.error_status().to_string();
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  {
+    auto a = (*pool)->acquire();
+    auto b = (*pool)->acquire();
+    ASSERT_TRUE(a && b);
+    long_copy copy_a, copy_b;
+    ASSERT_TRUE(copy_a.start(*a, stream));
+    ASSERT_TRUE(copy_b.start(*b, stream));
+    ASSERT_TRUE(a->release_after(stream).ok());
+    ASSERT_TRUE(b->release_after(stream).ok());
+    // Both pending; try_acquire queries their events (most likely not ready yet).
+    for (int i = 0; i < 100; ++i) {
+      pool_lease none = (*pool)->try_acquire();
+      if (none) break;  // the copies finished: nothing left to check
+    }
+    // Whatever the queries returned, no error is left for the next launch check to find.
+    EXPECT_EQ(cudaPeekAtLastError(), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  }
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+#endif
 
 }  // namespace
 }  // namespace trialstat::memory

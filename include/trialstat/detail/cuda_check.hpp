@@ -64,16 +64,19 @@ namespace trialstat::detail {
 
 /// After a `<<<...>>>` launch on `stream`: report launch errors; with TRIALSTAT_DEBUG_SYNC also
 /// synchronise the stream so that an asynchronous fault is attributed to this launch.
+/// cudaGetLastError (not cudaPeekAtLastError): it clears what it reports, so an error left
+/// behind by an earlier call (e.g. cudaErrorNotReady from an event query) is reported at most
+/// once and never keeps failing later launches.
 #if TRIALSTAT_DEBUG_SYNC
 #define TRIALSTAT_CUDA_CHECK_LAUNCH(stream)            \
   do {                                                 \
-    TRIALSTAT_CUDA_TRY(cudaPeekAtLastError());         \
+    TRIALSTAT_CUDA_TRY(cudaGetLastError());            \
     TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream)); \
   } while (0)
 #else
 #define TRIALSTAT_CUDA_CHECK_LAUNCH(stream)    \
   do {                                         \
     static_cast<void>(stream);                 \
-    TRIALSTAT_CUDA_TRY(cudaPeekAtLastError()); \
+    TRIALSTAT_CUDA_TRY(cudaGetLastError());    \
   } while (0)
 #endif

@@ -25,7 +25,9 @@
 
 namespace trialstat::memory {
 
-/// @brief A CUDA stream (`cudaStream_t`) without including CUDA headers; nullptr = none.
+/// @brief A CUDA stream (`cudaStream_t`) without including CUDA headers. nullptr is CUDA's
+/// null stream — the legacy default stream (per-thread default stream when compiled with
+/// `--default-stream per-thread`) — never "no stream".
 using stream_handle = void*;
 
 /// @brief What memory a pool's buffers are.
@@ -75,8 +77,9 @@ class pool_lease {
   [[nodiscard]] int index() const noexcept { return index_; }
 
   /// @brief Give the buffer back once every operation enqueued on `stream` so far has finished
-  /// (an event is recorded on the stream; the buffer becomes free when it completes). With a
-  /// null stream or a host pool: at once. The lease is empty afterwards, also on error.
+  /// (an event is recorded on the stream; the buffer becomes free when it completes). A null
+  /// stream is the default stream (an event is recorded on it too); with a host pool: at once.
+  /// Use `release()` when no copy can be in flight. The lease is empty afterwards, also on error.
   /// @return ok; cuda_error/cuda_fatal when the event cannot be recorded (the buffer is then
   ///   returned only after the whole device has synchronised, never early).
   [[nodiscard]] status release_after(stream_handle stream);
