@@ -20,6 +20,7 @@ packages=(
   libpcre2-dev                        # Python re.search-compatible tensor-name regexes
   libgtest-dev libgmock-dev           # tests
   libbenchmark-dev                    # bench/
+  libopenmpi-dev openmpi-bin          # mpirun -np N trialstat (host/distributed)
   python3 python3-numpy               # bench/ numpy comparison, golden cross-checks
   python3-venv python3-dev            # .venv (trialstat Python package), .venv-smdebug (parity)
 )

@@ -74,7 +74,7 @@ status check_step_files(const trial::catalog& trial, const plan::read_plan& plan
   };
   for (const trial::tensor_entry& entry : trial.entries_at(info.step)) {
     const plan::tensor_request* request = plan.find(entry.tensor);
-    if (request == nullptr) continue;
+    if (request == nullptr || !plan.reads_worker(entry.worker)) continue;
     if (entry.raw && detail::needs_raw(*request)) note(*entry.raw);
     if (request->saved_reductions) {
       for (const auto& reduction : entry.reductions) note(reduction.location);

@@ -86,7 +86,9 @@ status step_reader::read_step(const trial::step_info& info, step_batch& out) {
   while (begin < entries.size()) {
     std::size_t end = begin;
     while (end < entries.size() && entries[end].worker == entries[begin].worker) ++end;
-    read_worker_file(info, entries.subspan(begin, end - begin), out);
+    if (plan_.reads_worker(entries[begin].worker)) {
+      read_worker_file(info, entries.subspan(begin, end - begin), out);
+    }
     begin = end;
   }
   return status::success();

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "tools/trialstat/commands.hpp"
+#include "trialstat/distributed/distributed_statistics.hpp"
 #include "trialstat/plan/read_plan.hpp"
 #include "trialstat/report/statistics_writer.hpp"
 #include "trialstat/stats/histogram.hpp"
@@ -76,7 +77,7 @@ int run_stats(const stats_options& o) {
 
   auto writer = report::statistics_writer::create(*format, stdout);
   int64_t failed = 0;
-  auto run = pipeline::run_statistics(trial, plan, *options, [&](const plan::step_statistics& step) {
+  auto run = distributed::run_statistics(trial, plan, *options, [&](const plan::step_statistics& step) {
     writer->write_step(trial, step);
     for (const auto& r : step.records) {
       if (!r.raw_status.ok() && r.raw_status.code() != error_code::not_found) {
