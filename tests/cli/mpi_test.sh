@@ -19,7 +19,7 @@ bad() { failed=$((failed + 1)); echo "FAIL: $1"; }
 
 # One statistics thread per rank; Open MPI: several ranks per core, yield when idle, no binding.
 export OMP_NUM_THREADS=1 TRIALSTAT_FORCE_BACKEND=cpu
-mpi=("$mpirun" --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 --mca btl self,vader)
+mpi=("$mpirun" --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 --mca btl self,vader --mca pml ob1)
 [[ $(id -u) == 0 ]] && mpi+=(--allow-run-as-root)
 
 # same NAME NP [ENV=VALUE...] -- ARGS...: one process vs `mpirun -np NP`; stdout and exit status
