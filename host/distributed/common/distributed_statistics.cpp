@@ -9,6 +9,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "trialstat/distributed/record_codec.hpp"
 
@@ -139,6 +140,13 @@ result<pipeline::pipeline_counters> run_statistics_on(transport& ranks, const tr
   if (!made) return made.error_status();
   const partition& part = *made;
   const int me = ranks.rank();
+  if (how.describe && me == 0) {
+    how.describe(fmt::format("split {} over {} ranks: {} steps, {} chunks, bytes per rank [{}] "
+                             "(imbalance {:.3f}), halo {} bytes",
+                             part.kind == split_kind::by_worker ? "by worker" : "by steps", part.ranks,
+                             part.steps.size(), part.chunks.size(), fmt::join(part.rank_bytes, ", "),
+                             part.imbalance(), part.halo_bytes));
+  }
 
   status failure;
   const auto fail = [&](status why) {
@@ -235,6 +243,9 @@ result<pipeline::pipeline_counters> run_statistics(const trial::catalog& trial, 
     how.partitioning.chunk_bytes = std::max<uint64_t>(1, std::strtoull(chunk, nullptr, 10));
   }
   how.on_rank_failure = [&](const status& why) { w.abort(why, 2); };
+  if (std::getenv("TRIALSTAT_MPI_VERBOSE") != nullptr) {
+    how.describe = [](const std::string& text) { fmt::print(stderr, "trialstat: {}\n", text); };
+  }
   auto counters = run_statistics_on(w, trial, plan, options, on_step, how);
   if (!counters) w.abort(counters.error_status(), 2);
   return counters;

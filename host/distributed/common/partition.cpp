@@ -22,16 +22,6 @@ uint64_t entry_bytes(const trial::tensor_entry& entry, const plan::tensor_reques
   return bytes;
 }
 
-bool in_range(int64_t step, const plan::read_plan& plan, const pipeline::pipeline_options& options) {
-  for (const auto& begin : {plan.step_begin, options.step_begin}) {
-    if (begin && step < *begin) return false;
-  }
-  for (const auto& end : {plan.step_end, options.step_end}) {
-    if (end && step >= *end) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 std::vector<int> partition::owners(std::size_t i) const {
@@ -120,7 +110,7 @@ std::vector<int64_t> visited_steps(const trial::catalog& trial, const plan::read
                                    const pipeline::pipeline_options& options) {
   std::vector<int64_t> steps;
   for (const auto& info : trial.step_infos()) {
-    if (in_range(info.step, plan, options)) steps.push_back(info.step);
+    if (pipeline::step_in_range(info.step, plan, options)) steps.push_back(info.step);
   }
   return steps;
 }

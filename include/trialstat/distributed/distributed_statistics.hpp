@@ -12,6 +12,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include "trialstat/distributed/partition.hpp"
 #include "trialstat/distributed/world.hpp"
@@ -31,6 +32,8 @@ struct distributed_options {
   /// Called at once with a failure of this rank (e.g. the job's abort); when it returns, the
   /// run stops at the next step and returns the failure.
   std::function<void(const status&)> on_rank_failure;
+  /// Rank 0: called once with the partition in words (`TRIALSTAT_MPI_VERBOSE` in tools).
+  std::function<void(const std::string&)> describe;
 };
 
 /// @brief The statistics of `plan` over `trial`, computed by the ranks of `ranks` together. Every
@@ -47,7 +50,7 @@ struct distributed_options {
 /// `pipeline::run_statistics`; under MPI, `run_statistics_on(world(), ...)`, and a failure of
 /// any rank ends the whole job with exit status 2 and that rank's message (`world().abort`).
 /// `TRIALSTAT_MPI_SPLIT=workers|steps` forces the split and `TRIALSTAT_MPI_CHUNK_BYTES` sets
-/// `partition_options::chunk_bytes` (tests and benchmarks).
+/// `partition_options::chunk_bytes` (tests and benchmarks); `TRIALSTAT_MPI_VERBOSE` prints the split.
 [[nodiscard]] result<pipeline::pipeline_counters> run_statistics(const trial::catalog& trial,
                                                                  const plan::read_plan& plan,
                                                                  const pipeline::pipeline_options& options,
