@@ -102,6 +102,12 @@ same multi.stats_loghist 3 TRIALSTAT_MPI_SPLIT=workers -- stats "$work/multi" --
 same multi.rules_json 4 TRIALSTAT_MPI_SPLIT=steps TRIALSTAT_MPI_CHUNK_BYTES=50000 -- rules "$work/multi" --config "$work/all_rules.json" --format json
 same multi.stats_range 3 TRIALSTAT_MPI_SPLIT=steps TRIALSTAT_MPI_CHUNK_BYTES=20000 -- stats "$work/multi" --format csv --steps 37:161
 same multi.info 2 -- info "$work/multi"
+"${mpi[@]}" -np 3 "$bin" stats "$work/multi" --format json --output "$work/multi.np3.jsonl" >"$work/output.out" 2>&1
+if [[ $? == 0 ]] && cmp -s "$work/multi.np3.jsonl" "$work/multi.stats_json.ref" && [[ ! -s "$work/output.out" ]]; then
+  ok
+else
+  bad "stats --output under mpirun -np 3 differs from one process's stdout"
+fi
 grep -q IssuesFound "$work/multi.rules_json.ref" || bad "rules fire on the generated trial"
 fires=$(python3 -c 'import json,sys; print(sum(json.loads(l)["status"]=="IssuesFound" for l in open(sys.argv[1])))' "$work/multi.rules_json.ref" 2>/dev/null || echo "?")
 echo "rules firing on the generated trial: $fires of 20"

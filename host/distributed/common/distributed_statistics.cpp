@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include <fmt/format.h>
@@ -127,6 +128,31 @@ std::vector<plan::statistics_record> merge_by_worker(const trial::catalog& trial
   return merged;
 }
 
+/// FNV-1a over the partition: ranks that opened the trial at different moments of its writing,
+/// or see different files, split it differently — that must fail, never merge wrongly or hang.
+uint64_t fingerprint(const partition& part) {
+  uint64_t h = 1469598103934665603ULL;
+  const auto mix = [&](uint64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= (v >> (8 * i)) & 0xff;
+      h *= 1099511628211ULL;
+    }
+  };
+  mix(static_cast<uint64_t>(part.kind));
+  mix(part.steps.size());
+  for (int64_t step : part.steps) mix(static_cast<uint64_t>(step));
+  for (uint64_t bytes : part.rank_bytes) mix(bytes);
+  for (int rank : part.worker_rank) mix(static_cast<uint64_t>(rank));
+  for (const auto& c : part.chunks) mix(c.begin), mix(c.end), mix(c.halo_begin);
+  return h;
+}
+
+std::vector<std::byte> fingerprint_message(uint64_t value) {
+  std::vector<std::byte> out(sizeof value);
+  std::memcpy(out.data(), &value, sizeof value);
+  return out;
+}
+
 }  // namespace
 
 result<pipeline::pipeline_counters> run_statistics_on(transport& ranks, const trial::catalog& trial,
@@ -162,7 +188,9 @@ result<pipeline::pipeline_counters> run_statistics_on(transport& ranks, const tr
   };
 
   local_share share(trial, plan, options, part, me);
+  const uint64_t own_fingerprint = fingerprint(part);
   if (me != 0) {
+    if (status sent = ranks.send(0, fingerprint_message(own_fingerprint)); !sent.ok()) fail(sent);
     std::vector<std::byte> message;
     auto counters = share.run([&](std::size_t, const plan::step_statistics& step) {
       if (!failure.ok()) return;
@@ -179,6 +207,20 @@ result<pipeline::pipeline_counters> run_statistics_on(transport& ranks, const tr
     if (!failure.ok()) return failure;
     return counters;
   }
+
+  // Rank 0: every rank must have split the same trial the same way.
+  for (int r = 1; r < ranks.size() && failure.ok(); ++r) {
+    auto other = ranks.receive(r);
+    if (!other) {
+      fail(other.error_status());
+    } else if (*other != fingerprint_message(own_fingerprint)) {
+      fail(status(error_code::invalid_argument,
+                  fmt::format("rank {} sees a different trial than rank 0 ({} steps here): the trial "
+                              "changed while the ranks opened it, or the ranks see different files",
+                              r, part.steps.size())));
+    }
+  }
+  if (!failure.ok()) return failure;
 
   // Rank 0: emit step `i` from its owners' records (its own `local` among them when it owns it).
   std::size_t next = 0;
