@@ -14,6 +14,11 @@ pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)  # libpcre2-dev: Py
 if(TRIALSTAT_ENABLE_OPENMP)
   find_package(OpenMP REQUIRED COMPONENTS CXX)
 endif()
+set(TRIALSTAT_HAS_MPI OFF)
+if(TRIALSTAT_ENABLE_MPI)
+  find_package(MPI COMPONENTS CXX)              # libopenmpi-dev, openmpi-bin (optional)
+  set(TRIALSTAT_HAS_MPI ${MPI_CXX_FOUND})
+endif()
 if(TRIALSTAT_BUILD_TOOLS)
   find_package(CLI11 REQUIRED)                  # libcli11-dev
 endif()

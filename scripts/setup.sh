@@ -21,6 +21,7 @@ packages=(
   libcurl4-openssl-dev libpugixml-dev # S3 source: HTTP + SigV4 (libcurl), listing XML (pugixml)
   libgtest-dev libgmock-dev           # tests
   libbenchmark-dev                    # bench/
+  libopenmpi-dev openmpi-bin          # mpirun -np N trialstat (host/distributed)
   python3 python3-numpy               # bench/ numpy comparison, golden cross-checks
   python3-venv python3-dev            # .venv (trialstat Python package), .venv-smdebug (parity)
 )

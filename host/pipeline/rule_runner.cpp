@@ -36,6 +36,8 @@ struct rule_session::state {
   std::vector<std::size_t> reported;        // per rule: findings already handed out
   std::vector<rule_transition> transitions;
   std::optional<statistics_stream> stream;
+  statistics_source source;                 // replaces stream->advance when set (not live)
+  std::optional<int64_t> source_last_step;
   pipeline_options options;
   bool live = false;
   bool finished = false;
@@ -58,7 +60,7 @@ struct rule_session::state {
       t.step = r.findings.front().step;
       t.finding = r.findings.front();
     } else if (stream) {
-      t.step = stream->last_step();
+      t.step = source ? source_last_step : stream->last_step();
     }
     r.status = to;
     if (to == rules::rule_status::error) r.status_details = t.details;
@@ -116,16 +118,17 @@ struct rule_session::state {
       progress.replanned = true;
       if (active.empty()) return progress;
     }
-    auto counters = stream->advance(
-        [&](const plan::step_statistics& step) {
-          for (const std::size_t i : active) {
-            invocations[i].rule->evaluate_step(trial, step, results[i].findings);
-          }
-        },
-        include_incomplete);
+    const step_callback on_step = [&](const plan::step_statistics& step) {
+      for (const std::size_t i : active) {
+        invocations[i].rule->evaluate_step(trial, step, results[i].findings);
+      }
+      source_last_step = step.step;
+    };
+    auto counters = source ? source(trial, stream->plan(), options, on_step)
+                           : stream->advance(on_step, include_incomplete);
     if (!counters) return counters.error_status();
     progress.counters = std::move(*counters);
-    progress.last_step = stream->last_step();
+    progress.last_step = source ? source_last_step : stream->last_step();
     collect_problems();
     note_findings();
     return progress;
@@ -133,9 +136,10 @@ struct rule_session::state {
 };
 
 rule_session::rule_session(const trial::catalog& trial, std::vector<rule_invocation> rules,
-                           const pipeline_options& options, bool live)
+                           const pipeline_options& options, bool live, statistics_source source)
     : state_(std::make_unique<state>(trial, std::move(rules), options, live)) {
   state& s = *state_;
+  if (!live) s.source = std::move(source);
   s.results.resize(s.invocations.size());
   s.reported.assign(s.invocations.size(), 0);
   for (std::size_t i = 0; i < s.invocations.size(); ++i) {
@@ -230,8 +234,9 @@ std::vector<rule_invocation> rule_session::release_rules() {
 
 result<std::vector<rule_result>> evaluate_rules(const trial::catalog& trial,
                                                 std::vector<rule_invocation>& invocations,
-                                                const pipeline_options& options) {
-  rule_session session(trial, std::move(invocations), options, /*live=*/false);
+                                                const pipeline_options& options,
+                                                const statistics_source& source) {
+  rule_session session(trial, std::move(invocations), options, /*live=*/false, source);
   auto finished = session.finish();
   std::vector<rule_result> results(session.results().begin(), session.results().end());
   invocations = session.release_rules();

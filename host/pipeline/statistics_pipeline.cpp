@@ -74,7 +74,7 @@ status check_step_files(const trial::catalog& trial, const plan::read_plan& plan
   };
   for (const trial::tensor_entry& entry : trial.entries_at(info.step)) {
     const plan::tensor_request* request = plan.find(entry.tensor);
-    if (request == nullptr) continue;
+    if (request == nullptr || !plan.reads_worker(entry.worker)) continue;
     if (entry.raw && detail::needs_raw(*request)) note(*entry.raw);
     if (request->saved_reductions) {
       for (const auto& reduction : entry.reductions) note(reduction.location);
@@ -100,6 +100,16 @@ status check_step_files(const trial::catalog& trial, const plan::read_plan& plan
 
 }  // namespace
 
+bool step_in_range(int64_t step, const plan::read_plan& plan, const pipeline_options& options) noexcept {
+  for (const auto& begin : {plan.step_begin, options.step_begin}) {
+    if (begin && step < *begin) return false;
+  }
+  for (const auto& end : {plan.step_end, options.step_end}) {
+    if (end && step >= *end) return false;
+  }
+  return true;
+}
+
 struct statistics_stream::state {
   const trial::catalog& trial;
   plan::read_plan plan;
@@ -110,15 +120,6 @@ struct statistics_stream::state {
   status unfinished[2];  // live trials: why batches[i]'s step is not fully written yet
   tensor_batch work;
 
-  bool in_range(int64_t step) const {
-    for (const auto& begin : {plan.step_begin, options.step_begin}) {
-      if (begin && step < *begin) return false;
-    }
-    for (const auto& end : {plan.step_end, options.step_end}) {
-      if (end && step >= *end) return false;
-    }
-    return true;
-  }
 
   /// Hand one step's segments to the executor (file buffers, then typed-field fallbacks).
   status compute(detail::step_batch& batch) {
@@ -169,7 +170,7 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
   for (const trial::step_info& info : s.trial.step_infos()) {
     if (s.last_step && info.step <= *s.last_step) continue;
     if (!include_incomplete && !s.trial.is_complete(info.step)) break;
-    if (s.in_range(info.step)) todo.push_back(info);
+    if (step_in_range(info.step, s.plan, s.options)) todo.push_back(info);
   }
   pipeline_counters counters;
   if (todo.empty()) return counters;

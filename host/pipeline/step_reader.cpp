@@ -99,7 +99,8 @@ void step_reader::for_each_worker(int64_t step, Function&& on_worker) const {
   while (begin < entries.size()) {
     std::size_t end = begin;
     while (end < entries.size() && entries[end].worker == entries[begin].worker) ++end;
-    on_worker(entries.subspan(begin, end - begin));
+    // A plan may read only some workers (a rank's share of an MPI run).
+    if (plan_.reads_worker(entries[begin].worker)) on_worker(entries.subspan(begin, end - begin));
     begin = end;
   }
 }

@@ -107,6 +107,10 @@ const tensor_request* read_plan::find(trial::tensor_id tensor) const {
   return it == requests_.end() ? nullptr : &it->second;
 }
 
+bool read_plan::reads_worker(trial::worker_id worker) const noexcept {
+  return workers.empty() || std::binary_search(workers.begin(), workers.end(), worker);
+}
+
 int read_plan::max_history_depth() const noexcept {
   int depth = 0;
   for (const auto& [tensor, request] : requests_) depth = std::max(depth, request.history_depth);

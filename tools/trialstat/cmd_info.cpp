@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "tools/trialstat/commands.hpp"
+#include "trialstat/distributed/world.hpp"
 
 namespace trialstat::cli {
 namespace {
@@ -75,7 +76,10 @@ void add_info_command(CLI::App& app, int* exit_code) {
   cmd->add_option("trial", *trial_path, "Trial folder or s3://bucket/prefix")->required();
   add_source_options(cmd);
   cmd->add_option("--device", *device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
-  cmd->callback([=] { *exit_code = run_info(*trial_path, *device); });
+  cmd->callback([=] {
+    // Under mpirun, rank 0 alone reads the catalog and prints it.
+    *exit_code = distributed::world().rank() == 0 ? run_info(*trial_path, *device) : 0;
+  });
 }
 
 }  // namespace trialstat::cli

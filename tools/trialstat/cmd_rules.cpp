@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "tools/trialstat/commands.hpp"
+#include "trialstat/distributed/distributed_statistics.hpp"
 #include "trialstat/pipeline/rule_runner.hpp"
 #include "trialstat/report/rule_report.hpp"
 #include "trialstat/rules/rule_config.hpp"
@@ -73,7 +74,8 @@ int run_rules(const rules_options& o) {
 
   auto opened = open_trial(o.trial);
   if (!opened) return report_error(opened.error_status());
-  auto results = pipeline::evaluate_rules(*opened, invocations, *options);
+  // Under mpirun the ranks compute the statistics together; rank 0 evaluates the rules.
+  auto results = pipeline::evaluate_rules(*opened, invocations, *options, distributed::run_statistics);
   report_transfers(*opened);
   if (!results) return report_error(results.error_status());
   report::write_rule_results(*results, *format, stdout, o.max_findings);

@@ -5,8 +5,11 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <memory>
 
 #include "tools/trialstat/commands.hpp"
+#include "trialstat/distributed/distributed_statistics.hpp"
+#include "trialstat/distributed/world.hpp"
 #include "trialstat/plan/read_plan.hpp"
 #include "trialstat/report/statistics_writer.hpp"
 #include "trialstat/stats/histogram.hpp"
@@ -25,6 +28,7 @@ struct stats_options {
   int bins = stats::default_histogram_bins;
   bool no_reductions = false;
   bool log_hist = false;  // --log-hist: fixed log-scale histograms (JSON only)
+  std::string output;     // --output: a file instead of stdout
 };
 
 int run_stats(const stats_options& o) {
@@ -74,10 +78,16 @@ int run_stats(const stats_options& o) {
     plan.request(id, request);
   }
 
-  auto writer = report::statistics_writer::create(*format, stdout);
+  // --output: rank 0 writes the file itself (under mpirun, stdout is forwarded through mpirun).
+  std::unique_ptr<FILE, int (*)(FILE*)> file(nullptr, &std::fclose);
+  if (!o.output.empty() && distributed::world().rank() == 0) {
+    file.reset(std::fopen(o.output.c_str(), "w"));
+    if (!file) return report_error(status(error_code::io_error, fmt::format("{}: cannot write", o.output)));
+  }
+  auto writer = report::statistics_writer::create(*format, file ? file.get() : stdout);
   int64_t failed = 0;
   int64_t strings = 0;  // string records: readable, but without numeric statistics
-  auto run = pipeline::run_statistics(trial, plan, *options, [&](const plan::step_statistics& step) {
+  auto run = distributed::run_statistics(trial, plan, *options, [&](const plan::step_statistics& step) {
     writer->write_step(trial, step);
     for (const auto& r : step.records) {
       if (r.type == dtype::string && r.raw_status.code() == error_code::unsupported_dtype) {
@@ -90,6 +100,9 @@ int run_stats(const stats_options& o) {
   });
   writer->finish();
   report_transfers(trial);
+  if (file && (std::fflush(file.get()) != 0 || std::ferror(file.get()) != 0)) {
+    return report_error(status(error_code::io_error, fmt::format("{}: write failed", o.output)));
+  }
   if (!run) return report_error(run.error_status());
   if (strings > 0) {
     fmt::print(stderr, "trialstat: {} string record(s): string tensors have no numeric statistics\n",
@@ -116,6 +129,7 @@ void add_stats_command(CLI::App& app, int* exit_code) {
                 "Also the fixed log-scale histogram (1548 bins, the same for every tensor and step; "
                 "JSON key log_hist, --format json only)");
   cmd->add_flag("--no-reductions", o->no_reductions, "Do not read saved smdebug reductions");
+  cmd->add_option("--output,-o", o->output, "Write to this file instead of standard output");
   cmd->add_option("--device", o->device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
   cmd->add_option("--pinned-mb", o->pinned_mb,
                   "CUDA backend: pinned host staging memory in MiB (8 buffers; a tensor larger than "

@@ -58,7 +58,13 @@ void report_transfers(const trial::catalog& trial);
     const std::vector<std::string>& rule_names, const std::vector<std::string>& params,
     const std::vector<std::string>& order);
 
-/// Print "trialstat: <status>" to stderr and return exit code 2.
+/// Print "trialstat: <status>" to stderr and return exit code 2. Under mpirun with several
+/// ranks, end the whole job instead (exit 2, the rank's message): the other ranks may be
+/// waiting for this one.
 int report_error(const status& s);
+
+/// Under mpirun with several ranks, refuse the subcommands that run as one process only
+/// (`watch`, `example`): invalid_argument. ok otherwise.
+[[nodiscard]] status check_runs_distributed(int argc, char** argv);
 
 }  // namespace trialstat::cli

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "tools/trialstat/commands.hpp"
+#include "trialstat/distributed/world.hpp"
 
 namespace trialstat::cli {
 namespace {
@@ -100,6 +101,7 @@ result<trial::catalog> open_trial(const std::string& path) {
   options.source = command_source_options();
   auto catalog = trial::catalog::open(path, options);
   if (!catalog) return catalog;
+  if (distributed::world().rank() != 0) return catalog;  // rank 0 reports them once
   for (const auto& warning : catalog->warnings()) {
     fmt::print(stderr, "warning: {}: {}\n", warning.file.string(), warning.problem.to_string());
   }
@@ -155,8 +157,23 @@ result<std::vector<std::pair<std::string, rules::rule_parameters>>> parse_rule_f
 }
 
 int report_error(const status& s) {
+  if (distributed::world().size() > 1) distributed::world().abort(s, 2);
   fmt::print(stderr, "trialstat: {}\n", s.to_string());
   return 2;
+}
+
+status check_runs_distributed(int argc, char** argv) {
+  if (distributed::world().size() <= 1) return status::success();
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg(argv[i]);
+    if (arg.starts_with('-')) continue;
+    if (arg == "watch" || arg == "example") {
+      return status(error_code::invalid_argument,
+                    fmt::format("'trialstat {}' runs as one process: start it without mpirun", arg));
+    }
+    break;
+  }
+  return status::success();
 }
 
 }  // namespace trialstat::cli

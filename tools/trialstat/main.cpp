@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "tools/trialstat/commands.hpp"
+#include "trialstat/distributed/world.hpp"
 #include "trialstat/config.hpp"
 
 int main(int argc, char** argv) {
@@ -14,6 +15,12 @@ int main(int argc, char** argv) {
                ": tensor statistics and smdebug rules over SageMaker Debugger trials"};
   app.require_subcommand(1);
   app.set_version_flag("--version", TRIALSTAT_VERSION);
+  // Under mpirun: one rank per process (issue 10); rank 0 writes the results.
+  auto& world = trialstat::distributed::world();
+  if (auto started = world.init(&argc, &argv); !started.ok()) return trialstat::cli::report_error(started);
+  if (auto refused = trialstat::cli::check_runs_distributed(argc, argv); !refused.ok()) {
+    return trialstat::cli::report_error(refused);
+  }
   int exit_code = 0;
   trialstat::cli::add_info_command(app, &exit_code);
   trialstat::cli::add_stats_command(app, &exit_code);
@@ -24,10 +31,9 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    return world.finish(code == 0 ? 0 : 2);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "trialstat: {}\n", e.what());
-    return 2;
+    world.abort(trialstat::status(trialstat::error_code::invalid_argument, e.what()), 2);
   }
-  return exit_code;
+  return world.finish(exit_code);
 }

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -61,6 +62,12 @@ struct session_progress {
   bool replanned = false;               ///< the rules were prepared again (the catalog changed)
 };
 
+/// @brief Where a one-shot evaluation's statistics come from: `run_statistics` (the default, one
+/// process), or e.g. `distributed::run_statistics` (the merged steps of MPI ranks, issue 10).
+/// Must call `on_step` for every saved step in range, ascending, as `run_statistics` does.
+using statistics_source = std::function<result<pipeline_counters>(
+    const trial::catalog&, const plan::read_plan&, const pipeline_options&, const step_callback&)>;
+
 /// @brief Rules evaluated incrementally over one trial, sharing one statistics stream (one read
 /// of each event file for all rules).
 ///
@@ -86,8 +93,9 @@ class rule_session {
   /// @param rules    the rules (owned by the session; `release_rules` gives them back)
   /// @param options  statistics options; `stop_at_unfinished_records` is forced to `live`
   /// @param live     the trial may still be growing (see the class comment)
+  /// @param source   not live only: where the steps come from instead of the session's stream
   rule_session(const trial::catalog& trial, std::vector<rule_invocation> rules,
-               const pipeline_options& options, bool live = false);
+               const pipeline_options& options, bool live = false, statistics_source source = {});
   ~rule_session();
   rule_session(rule_session&&) noexcept;
   rule_session& operator=(rule_session&&) noexcept;
@@ -129,8 +137,10 @@ class rule_session {
 /// Status: IssuesFound when a rule produced findings, else NoIssuesFound; Error when it could
 /// not be built or prepared. Errors returned: only failures of the whole run.
 /// (A one-shot `rule_session`: constructed, then `finish()`.)
+/// With a `source`, the steps come from it instead of the session's own stream.
 [[nodiscard]] result<std::vector<rule_result>> evaluate_rules(const trial::catalog& trial,
                                                               std::vector<rule_invocation>& rules,
-                                                              const pipeline_options& options);
+                                                              const pipeline_options& options,
+                                                              const statistics_source& source = {});
 
 }  // namespace trialstat::pipeline

@@ -67,6 +67,11 @@ struct pipeline_options {
   bool stop_at_unfinished_records = false;
 };
 
+/// @brief Whether a statistics run visits global step `step`: inside both the plan's and the
+/// options' [step_begin, step_end) (unset bounds are open).
+[[nodiscard]] bool step_in_range(int64_t step, const plan::read_plan& plan,
+                                 const pipeline_options& options) noexcept;
+
 /// @brief Counters of one run (for reports and benchmarks).
 struct pipeline_counters {
   int64_t steps = 0;              ///< global steps visited

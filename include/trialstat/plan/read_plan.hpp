@@ -72,6 +72,12 @@ class read_plan {
   /// Global step range [begin, end) to evaluate; unset = unbounded.
   std::optional<int64_t> step_begin;
   std::optional<int64_t> step_end;
+  /// Workers whose files are read, sorted ascending (an MPI rank's share of the trial,
+  /// host/distributed); empty = every worker. Records of other workers are not produced.
+  std::vector<trial::worker_id> workers;
+
+  /// @brief Whether `worker`'s records are produced (`workers` empty or listing it).
+  [[nodiscard]] bool reads_worker(trial::worker_id worker) const noexcept;
 
  private:
   std::map<trial::tensor_id, tensor_request> requests_;

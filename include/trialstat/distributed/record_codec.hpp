@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file record_codec.hpp
+/// @brief The bytes one MPI rank sends rank 0 for one saved step: every statistics record of its
+/// share of that step, field for field (issue 10). Binary, host byte order (all ranks of one job
+/// run the same binary on the same architecture), no MPI.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "trialstat/plan/statistics_record.hpp"
+#include "trialstat/status.hpp"
+
+namespace trialstat::distributed {
+
+/// @brief Append the message for `step` holding `records` to `out` (cleared first). Every field
+/// of `plan::statistics_record` is kept, the kept values (`values_data`, num_elements × dtype
+/// size bytes) included when present.
+void encode_step(int64_t step, std::span<const plan::statistics_record> records, std::vector<std::byte>& out);
+
+/// @brief A decoded step message.
+struct decoded_step {
+  int64_t step = 0;
+  std::vector<plan::statistics_record> records;
+};
+
+/// @brief Decode a message of `encode_step`. Kept values point into `bytes`, which must outlive
+/// the records' use of them.
+/// @return the step; errors: data_loss when the message is cut short or malformed.
+[[nodiscard]] result<decoded_step> decode_step(std::span<const std::byte> bytes);
+
+}  // namespace trialstat::distributed
