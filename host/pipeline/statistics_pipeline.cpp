@@ -118,7 +118,24 @@ struct statistics_stream::state {
     for (const auto& end : {plan.step_end, options.step_end}) {
       if (end && step >= *end) return false;
     }
-    return true;
+    return options.only_steps.empty() ||
+           std::binary_search(options.only_steps.begin(), options.only_steps.end(), step);
+  }
+
+  /// Bytes of the records `plan` needs at `step` (what progress counts).
+  int64_t step_bytes(int64_t step) const {
+    int64_t bytes = 0;
+    for (const trial::tensor_entry& entry : trial.entries_at(step)) {
+      const plan::tensor_request* request = plan.find(entry.tensor);
+      if (request == nullptr) continue;
+      if (entry.raw && detail::needs_raw(*request)) bytes += static_cast<int64_t>(entry.raw->length_bytes);
+      if (request->saved_reductions) {
+        for (const auto& reduction : entry.reductions) {
+          bytes += static_cast<int64_t>(reduction.location.length_bytes);
+        }
+      }
+    }
+    return bytes;
   }
 
   /// Hand one step's segments to the executor (file buffers, then typed-field fallbacks).
@@ -174,6 +191,13 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
   }
   pipeline_counters counters;
   if (todo.empty()) return counters;
+  progress_reporter* progress = s.options.progress;
+  std::vector<int64_t> todo_bytes;
+  if (progress != nullptr) {
+    int64_t total = 0;
+    for (const trial::step_info& info : todo) total += todo_bytes.emplace_back(s.step_bytes(info.step));
+    progress->begin(static_cast<int64_t>(todo.size()), total);
+  }
 
   batch_exchange exchange({&s.batches[0], &s.batches[1]});
   detail::step_reader reader(s.trial, s.plan, s.options, s.executor->staging_pool());
@@ -221,8 +245,10 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
     on_step(plan::step_statistics{batch->info.step, batch->info.mode, batch->info.mode_step, batch->records});
     s.last_step = batch->info.step;
     exchange.give_free(batch);
+    if (progress != nullptr) progress->advance(1, todo_bytes[i]);
   }
   reader_thread.join();
+  if (progress != nullptr) progress->end();
   if (!failure.ok()) return failure;
   return counters;
 }

@@ -8,15 +8,9 @@
 #include "tools/trialstat/commands.hpp"
 #include "trialstat/pipeline/rule_runner.hpp"
 #include "trialstat/report/rule_report.hpp"
-#include "trialstat/rules/rule_config.hpp"
 
 namespace trialstat::cli {
 namespace {
-
-/// Rules `trialstat rules` runs when neither --rule nor --config is given: every built-in rule
-/// that needs no parameter (the others need a tensor selection or a second trial).
-const std::vector<std::string> default_rule_names = {
-    "VanishingGradient", "ExplodingTensor", "WeightUpdateRatio", "LossNotDecreasing", "DeadRelu"};
 
 struct rules_options {
   std::string trial;
@@ -29,16 +23,8 @@ struct rules_options {
   std::string device = "auto";
   int64_t pinned_mb = 256;  // --pinned-mb: CUDA staging memory
   std::size_t max_findings = 20;
+  progress_mode progress = progress_mode::automatic;
 };
-
-/// --rule/--param flags as rule invocations.
-result<std::vector<pipeline::rule_invocation>> invocations_from_flags(const rules_options& o) {
-  auto specs = parse_rule_flags(o.rule_names, o.params, o.order);
-  if (!specs) return specs.error_status();
-  std::vector<pipeline::rule_invocation> out;
-  for (const auto& [name, params] : *specs) out.push_back(make_rule_invocation(name, name, params));
-  return out;
-}
 
 int run_rules(const rules_options& o) {
   auto format = report::parse_output_format(o.format);
@@ -56,23 +42,14 @@ int run_rules(const rules_options& o) {
     options->step_end = range->end;
   }
 
-  std::vector<pipeline::rule_invocation> invocations;
-  if (!o.config.empty()) {
-    auto configs = rules::load_rule_config(o.config);
-    if (!configs) return report_error(configs.error_status());
-    for (const auto& c : *configs) {
-      invocations.push_back(make_rule_invocation(c.configuration_name, c.rule_name, c.parameters));
-    }
-  }
-  auto flagged = invocations_from_flags(o);
-  if (!flagged) return report_error(flagged.error_status());
-  for (auto& invocation : *flagged) invocations.push_back(std::move(invocation));
-  if (invocations.empty()) {
-    for (const auto& name : default_rule_names) invocations.push_back(make_rule_invocation(name, name, {}));
-  }
+  auto made = make_rule_invocations(o.config, o.rule_names, o.params, o.order);
+  if (!made) return report_error(made.error_status());
+  std::vector<pipeline::rule_invocation> invocations = std::move(*made);
 
   auto opened = open_trial(o.trial);
   if (!opened) return report_error(opened.error_status());
+  auto progress = make_progress(o.progress, "rules");
+  options->progress = progress.get();
   auto results = pipeline::evaluate_rules(*opened, invocations, *options);
   if (!results) return report_error(results.error_status());
   report::write_rule_results(*results, *format, stdout, o.max_findings);
@@ -90,7 +67,7 @@ void add_rules_command(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "rules",
       "Evaluate smdebug built-in rules; exit 0 no issues, 1 issues found, 2 error. Without "
-      "--rule/--config: " + fmt::format("{}", fmt::join(default_rule_names, ", ")));
+      "--rule/--config: " + fmt::format("{}", fmt::join(default_rule_names(), ", ")));
   auto o = std::make_shared<rules_options>();
   cmd->add_option("trial", o->trial, "Trial folder")->required();
   auto* rule_opt = cmd->add_option("--rule", o->rule_names, "Built-in rule name, e.g. VanishingGradient (repeatable)");
@@ -105,6 +82,7 @@ void add_rules_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--pinned-mb", o->pinned_mb,
                   "CUDA backend: pinned host staging memory in MiB (8 buffers; a tensor larger than "
                   "one buffer is split)")->capture_default_str();
+  add_progress_flags(cmd, &o->progress);
   cmd->callback([=] {
     for (const CLI::Option* opt : cmd->parse_order()) {
       if (opt == rule_opt) o->order.emplace_back("rule");

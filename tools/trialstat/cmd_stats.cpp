@@ -25,6 +25,7 @@ struct stats_options {
   int bins = stats::default_histogram_bins;
   bool no_reductions = false;
   bool log_hist = false;  // --log-hist: fixed log-scale histograms (JSON only)
+  progress_mode progress = progress_mode::automatic;
 };
 
 int run_stats(const stats_options& o) {
@@ -52,27 +53,12 @@ int run_stats(const stats_options& o) {
   if (!opened) return report_error(opened.error_status());
   const trial::catalog& trial = *opened;
 
-  std::vector<trial::tensor_id> selected;
-  if (o.collections.empty() && o.regexes.empty()) {
-    selected = trial.sorted_tensor_ids();
-  } else {
-    auto chosen = trial.select(o.collections, o.regexes);
-    if (!chosen) return report_error(chosen.error_status());
-    selected = std::move(*chosen);
-  }
-  plan::read_plan plan;
-  for (auto id : selected) {
-    plan::tensor_request request;
-    request.moments = true;
-    request.histogram_bins = o.bins;
-    request.log_histogram = o.log_hist;
-    request.saved_reductions = !o.no_reductions;
-    // The weight-update ratio (README "update_ratio") compares with the previous saved step.
-    if (trial.in_collection(id, "weights") || trial.in_collection(id, "biases")) {
-      request.history_depth = 1;
-    }
-    plan.request(id, request);
-  }
+  auto selected = report::select_tensors(trial, o.collections, o.regexes);
+  if (!selected) return report_error(selected.error_status());
+  const plan::read_plan plan =
+      report::statistics_plan(trial, *selected, o.bins, o.log_hist, !o.no_reductions);
+  auto progress = make_progress(o.progress, "stats");
+  options->progress = progress.get();
 
   auto writer = report::statistics_writer::create(*format, stdout);
   int64_t failed = 0;
@@ -111,6 +97,7 @@ void add_stats_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--pinned-mb", o->pinned_mb,
                   "CUDA backend: pinned host staging memory in MiB (8 buffers; a tensor larger than "
                   "one buffer is split)")->capture_default_str();
+  add_progress_flags(cmd, &o->progress);
   cmd->callback([=] { *exit_code = run_stats(*o); });
 }
 

@@ -6,12 +6,14 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "trialstat/pipeline/rule_runner.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
+#include "trialstat/progress.hpp"
 #include "trialstat/status.hpp"
 #include "trialstat/trial/catalog.hpp"
 
@@ -22,6 +24,13 @@ void add_stats_command(CLI::App& app, int* exit_code);
 void add_rules_command(CLI::App& app, int* exit_code);
 void add_watch_command(CLI::App& app, int* exit_code);
 void add_example_command(CLI::App& app, int* exit_code);
+void add_tensorboard_command(CLI::App& app, int* exit_code);
+void add_report_command(CLI::App& app, int* exit_code);
+
+/// `--progress` / `--no-progress` on `cmd` (default: progress when stderr is a terminal).
+void add_progress_flags(CLI::App* cmd, progress_mode* mode);
+/// The stderr progress line for `mode` (null when off: pass `.get()` to pipeline_options).
+[[nodiscard]] std::unique_ptr<progress_reporter> make_progress(progress_mode mode, std::string label);
 
 /// Global step range [begin, end) parsed from "A:B", "A:", ":B" or "A" (= A:A+1).
 struct step_range {
@@ -47,6 +56,17 @@ struct step_range {
 [[nodiscard]] result<std::vector<std::pair<std::string, rules::rule_parameters>>> parse_rule_flags(
     const std::vector<std::string>& rule_names, const std::vector<std::string>& params,
     const std::vector<std::string>& order);
+
+/// Rules run when neither --rule nor --config is given: every built-in rule that needs no
+/// parameter (the others need a tensor selection or a second trial).
+[[nodiscard]] const std::vector<std::string>& default_rule_names();
+
+/// The rules of `trialstat rules` / `report`: those of `config_path` (a SageMaker rule config;
+/// "" = none), then those of --rule/--param (see parse_rule_flags), else the default rules.
+/// Errors: the config's load errors; parse_rule_flags's.
+[[nodiscard]] result<std::vector<pipeline::rule_invocation>> make_rule_invocations(
+    const std::string& config_path, const std::vector<std::string>& rule_names,
+    const std::vector<std::string>& params, const std::vector<std::string>& order);
 
 /// Print "trialstat: <status>" to stderr and return exit code 2.
 int report_error(const status& s);

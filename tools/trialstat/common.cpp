@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "tools/trialstat/commands.hpp"
+#include "trialstat/rules/rule_config.hpp"
 
 namespace trialstat::cli {
 namespace {
@@ -93,6 +94,47 @@ result<std::vector<std::pair<std::string, rules::rule_parameters>>> parse_rule_f
     specs.back().second[text.substr(0, eq)] = text.substr(eq + 1);
   }
   return specs;
+}
+
+const std::vector<std::string>& default_rule_names() {
+  static const std::vector<std::string> names = {"VanishingGradient", "ExplodingTensor",
+                                                 "WeightUpdateRatio", "LossNotDecreasing", "DeadRelu"};
+  return names;
+}
+
+result<std::vector<pipeline::rule_invocation>> make_rule_invocations(
+    const std::string& config_path, const std::vector<std::string>& rule_names,
+    const std::vector<std::string>& params, const std::vector<std::string>& order) {
+  std::vector<pipeline::rule_invocation> invocations;
+  if (!config_path.empty()) {
+    auto configs = rules::load_rule_config(config_path);
+    if (!configs) return configs.error_status();
+    for (const auto& c : *configs) {
+      invocations.push_back(make_rule_invocation(c.configuration_name, c.rule_name, c.parameters));
+    }
+  }
+  auto specs = parse_rule_flags(rule_names, params, order);
+  if (!specs) return specs.error_status();
+  for (const auto& [name, rule_params] : *specs) {
+    invocations.push_back(make_rule_invocation(name, name, rule_params));
+  }
+  if (invocations.empty()) {
+    for (const auto& name : default_rule_names()) invocations.push_back(make_rule_invocation(name, name, {}));
+  }
+  return invocations;
+}
+
+void add_progress_flags(CLI::App* cmd, progress_mode* mode) {
+  auto* group = cmd->add_option_group("progress");
+  group->add_flag_callback("--progress", [mode] { *mode = progress_mode::on; },
+                           "Show progress (steps, MB, rate, ETA) on stderr even when it is not a terminal");
+  group->add_flag_callback("--no-progress", [mode] { *mode = progress_mode::off; },
+                           "Never show progress (default: shown when stderr is a terminal)");
+  group->require_option(0, 1);
+}
+
+std::unique_ptr<progress_reporter> make_progress(progress_mode mode, std::string label) {
+  return make_terminal_progress(mode, std::move(label), stderr);
 }
 
 int report_error(const status& s) {
