@@ -22,6 +22,7 @@ packages=(
   libbenchmark-dev                    # bench/
   python3 python3-numpy               # bench/ numpy comparison, golden cross-checks
   python3-venv python3-dev            # .venv (trialstat Python package), .venv-smdebug (parity)
+  chromium                            # tests: the HTML report in a headless browser
 )
 
 if [[ "${SKIP_APT:-0}" != "1" ]]; then
@@ -53,6 +54,8 @@ if [[ "${SKIP_PYTHON:-0}" != "1" ]]; then
     [[ -x "$venv/bin/python" ]] || "$py" -m venv "$venv"
   done
   .venv/bin/python -m pip install -q --disable-pip-version-check -r tools/python/requirements-build.txt
+  # BokehJS for `trialstat report`: only the bundle is used (cmake/bokehjs.cmake), so no deps.
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -r tools/python/requirements-report.txt
   .venv-smdebug/bin/python -m pip install -q --disable-pip-version-check -r tools/python/requirements-smdebug.txt
   python_cmake=(-DTRIALSTAT_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$PWD/.venv/bin/python")
 fi
