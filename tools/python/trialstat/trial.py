@@ -351,6 +351,13 @@ class Trial:
             return [self._core.find_tensor(n) for n in sorted(self._core.tensor_names())]
         return _core_call(self._core.select, collections, regexes)
 
+    def to_tensorboard(self, logdir, collection=None, regex=None, steps=None, overwrite=False,
+                       device="auto"):
+        """TensorBoard event files of this trial's statistics (trialstat.visual.to_tensorboard,
+        the engine of ``trialstat tensorboard``)."""
+        from .visual import to_tensorboard
+        return to_tensorboard(self, logdir, collection, regex, steps, overwrite, device)
+
     def stats(self, collection=None, regex=None, steps=None, mode=None, device="auto",
               update_ratio=None, histogram_bins=0, saved_reductions=True, as_frame=None,
               log_histogram=False):
