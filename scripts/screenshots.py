@@ -38,8 +38,10 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         trial = os.path.join(tmp, "exploding")
-        subprocess.run([trainer, "--out", trial, "--pathology", "exploding", "--steps", "40",
-                        "--save-interval", "1"], check=True, capture_output=True)
+        # Two workers, explodes around step 11 of 60 (so the curves show the run-up).
+        subprocess.run([trainer, "--out", trial, "--pathology", "exploding", "--steps", "60",
+                        "--save-interval", "1", "--workers", "2", "--lr", "12"],
+                       check=True, capture_output=True)
         html = os.path.join(tmp, "report.html")
         subprocess.run([cli, "report", trial, "-o", html, "--no-progress"], check=False)
         shot = os.path.join(args.out, "report.png")
