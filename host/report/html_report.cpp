@@ -528,10 +528,10 @@ result<html_report_summary> write_html_report(const trial::catalog& trial,
         if ((o.step_begin && s < *o.step_begin) || (o.step_end && s >= *o.step_end)) continue;
         all_steps.insert(s);
       }
-      if (auto f = finding_steps.find(trial.tensor_names()[h.tensor]); f != finding_steps.end()) {
-        for (const int64_t s : f->second) {
-          if (extra.size() < 60) extra.insert(s);
-        }
+      // The step where each rule first flagged it (later findings of a rule that keeps firing,
+      // e.g. ExplodingTensor after a NaN, would mean re-reading most of the trial).
+      for (const int64_t s : first_finding_steps(trial.tensor_names()[h.tensor])) {
+        if (extra.size() < 32) extra.insert(s);
       }
       plan::tensor_request request;
       request.moments = true;
