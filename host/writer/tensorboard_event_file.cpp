@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstring>
 
@@ -59,6 +60,16 @@ struct tensorboard_event_file::state {
   std::string payload;
   int64_t records = 0;
 
+  /// Reset the event to {wall_time, step, summary{value{tag}}} and return the value.
+  smdebug::Summary::Value* start_value(int64_t step, double wall_time, std::string_view tag) {
+    event.Clear();
+    event.set_wall_time(wall_time);
+    event.set_step(step);
+    auto* v = event.mutable_summary()->add_value();
+    v->set_tag(std::string(tag));
+    return v;
+  }
+
   status write_event() {
     payload.clear();
     if (!event.SerializeToString(&payload)) {
@@ -92,12 +103,7 @@ result<tensorboard_event_file> tensorboard_event_file::create(const std::filesys
 status tensorboard_event_file::add_scalar(int64_t step, double wall_time, std::string_view tag,
                                           float value) {
   state& s = *state_;
-  s.event.Clear();
-  s.event.set_wall_time(wall_time);
-  s.event.set_step(step);
-  auto* v = s.event.mutable_summary()->add_value();
-  v->set_tag(std::string(tag));
-  v->set_simple_value(value);
+  s.start_value(step, wall_time, tag)->set_simple_value(value);
   return s.write_event();
 }
 
@@ -109,12 +115,7 @@ status tensorboard_event_file::add_histogram(int64_t step, double wall_time, std
                               h.limits.size(), h.counts.size()));
   }
   state& s = *state_;
-  s.event.Clear();
-  s.event.set_wall_time(wall_time);
-  s.event.set_step(step);
-  auto* v = s.event.mutable_summary()->add_value();
-  v->set_tag(std::string(tag));
-  auto* histo = v->mutable_histo();
+  auto* histo = s.start_value(step, wall_time, tag)->mutable_histo();
   histo->set_min(h.min);
   histo->set_max(h.max);
   histo->set_num(h.num);

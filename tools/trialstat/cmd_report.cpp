@@ -35,12 +35,7 @@ int run_report(const report_options& o) {
   report::html_report_options r;
   r.pipeline.backend = resolved->backend;
   r.backend_description = resolved->reason;
-  if (!o.steps.empty()) {
-    auto range = parse_step_range(o.steps);
-    if (!range) return report_error(range.error_status());
-    r.pipeline.step_begin = range->begin;
-    r.pipeline.step_end = range->end;
-  }
+  if (status s = apply_step_range(o.steps, r.pipeline); !s.ok()) return report_error(s);
   if (o.max_points < 2 || o.max_heatmap_steps < 2) {
     return report_error(status(error_code::invalid_argument, "--max-points and --heatmap-steps must be >= 2"));
   }
@@ -64,12 +59,7 @@ int run_report(const report_options& o) {
     fmt::print(stderr, "trialstat: {} record(s) could not be read (marked in the report)\n",
                summary->failed_records);
   }
-  const auto any = [&](rules::rule_status s) {
-    return std::any_of(summary->results.begin(), summary->results.end(),
-                       [&](const auto& x) { return x.status == s; });
-  };
-  if (any(rules::rule_status::error)) return 2;
-  return any(rules::rule_status::issues_found) ? 1 : 0;
+  return rules_exit_code(summary->results);
 }
 
 }  // namespace
@@ -81,9 +71,6 @@ void add_report_command(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<report_options>();
   cmd->add_option("trial", o->trial, "Trial folder")->required();
   cmd->add_option("-o,--output", o->output, "HTML file to write")->required();
-  auto* rule_opt = cmd->add_option("--rule", o->rule_names, "Built-in rule name (repeatable); default: "
-                                   + fmt::format("{}", fmt::join(default_rule_names(), ", ")));
-  auto* param_opt = cmd->add_option("--param", o->params, "key=value for the preceding --rule (repeatable)");
   cmd->add_option("--config", o->config, "SageMaker rule config (as `rules --config`)")->check(CLI::ExistingFile);
   cmd->add_option("--tensor-regex", o->regexes,
                   "Also show the distribution heatmap of tensors matching this regex (repeatable)");
@@ -94,13 +81,7 @@ void add_report_command(CLI::App& app, int* exit_code) {
                   "plus the finding steps")->capture_default_str();
   cmd->add_option("--device", o->device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
   add_progress_flags(cmd, &o->progress);
-  cmd->callback([=] {
-    for (const CLI::Option* opt : cmd->parse_order()) {
-      if (opt == rule_opt) o->order.emplace_back("rule");
-      if (opt == param_opt) o->order.emplace_back("param");
-    }
-    *exit_code = run_report(*o);
-  });
+  add_rule_flags(cmd, &o->rule_names, &o->params, &o->order, [=] { *exit_code = run_report(*o); });
 }
 
 }  // namespace trialstat::cli

@@ -35,12 +35,7 @@ int run_rules(const rules_options& o) {
     return report_error(status(error_code::invalid_argument, "--pinned-mb must be in [1, 1048576]"));
   }
   options->pinned_pool_bytes = static_cast<std::size_t>(o.pinned_mb) << 20;
-  if (!o.steps.empty()) {
-    auto range = parse_step_range(o.steps);
-    if (!range) return report_error(range.error_status());
-    options->step_begin = range->begin;
-    options->step_end = range->end;
-  }
+  if (status s = apply_step_range(o.steps, *options); !s.ok()) return report_error(s);
 
   auto made = make_rule_invocations(o.config, o.rule_names, o.params, o.order);
   if (!made) return report_error(made.error_status());
@@ -54,11 +49,7 @@ int run_rules(const rules_options& o) {
   if (!results) return report_error(results.error_status());
   report::write_rule_results(*results, *format, stdout, o.max_findings);
 
-  const auto any = [&](rules::rule_status s) {
-    return std::any_of(results->begin(), results->end(), [&](const auto& r) { return r.status == s; });
-  };
-  if (any(rules::rule_status::error)) return 2;
-  return any(rules::rule_status::issues_found) ? 1 : 0;
+  return rules_exit_code(*results);
 }
 
 }  // namespace
@@ -70,8 +61,6 @@ void add_rules_command(CLI::App& app, int* exit_code) {
       "--rule/--config: " + fmt::format("{}", fmt::join(default_rule_names(), ", ")));
   auto o = std::make_shared<rules_options>();
   cmd->add_option("trial", o->trial, "Trial folder")->required();
-  auto* rule_opt = cmd->add_option("--rule", o->rule_names, "Built-in rule name, e.g. VanishingGradient (repeatable)");
-  auto* param_opt = cmd->add_option("--param", o->params, "key=value for the preceding --rule (repeatable)");
   cmd->add_option("--config", o->config,
                   "SageMaker rule config: JSON list of {RuleConfigurationName, RuleParameters: "
                   "{rule_to_invoke, ...}}")->check(CLI::ExistingFile);
@@ -83,13 +72,7 @@ void add_rules_command(CLI::App& app, int* exit_code) {
                   "CUDA backend: pinned host staging memory in MiB (8 buffers; a tensor larger than "
                   "one buffer is split)")->capture_default_str();
   add_progress_flags(cmd, &o->progress);
-  cmd->callback([=] {
-    for (const CLI::Option* opt : cmd->parse_order()) {
-      if (opt == rule_opt) o->order.emplace_back("rule");
-      if (opt == param_opt) o->order.emplace_back("param");
-    }
-    *exit_code = run_rules(*o);
-  });
+  add_rule_flags(cmd, &o->rule_names, &o->params, &o->order, [=] { *exit_code = run_rules(*o); });
 }
 
 }  // namespace trialstat::cli

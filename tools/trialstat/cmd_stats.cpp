@@ -43,12 +43,7 @@ int run_stats(const stats_options& o) {
     return report_error(status(error_code::invalid_argument, "--pinned-mb must be in [1, 1048576]"));
   }
   options->pinned_pool_bytes = static_cast<std::size_t>(o.pinned_mb) << 20;
-  if (!o.steps.empty()) {
-    auto range = parse_step_range(o.steps);
-    if (!range) return report_error(range.error_status());
-    options->step_begin = range->begin;
-    options->step_end = range->end;
-  }
+  if (status s = apply_step_range(o.steps, *options); !s.ok()) return report_error(s);
   auto opened = open_trial(o.trial);
   if (!opened) return report_error(opened.error_status());
   const trial::catalog& trial = *opened;

@@ -23,12 +23,7 @@ struct tensorboard_options {
 int run_tensorboard(const tensorboard_options& o) {
   auto options = make_pipeline_options(o.device);
   if (!options) return report_error(options.error_status());
-  if (!o.steps.empty()) {
-    auto range = parse_step_range(o.steps);
-    if (!range) return report_error(range.error_status());
-    options->step_begin = range->begin;
-    options->step_end = range->end;
-  }
+  if (status s = apply_step_range(o.steps, *options); !s.ok()) return report_error(s);
   auto opened = open_trial(o.trial);
   if (!opened) return report_error(opened.error_status());
   auto progress = make_progress(o.progress, "tensorboard");

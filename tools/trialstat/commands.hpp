@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +40,19 @@ struct step_range {
   std::optional<int64_t> end;
 };
 [[nodiscard]] result<step_range> parse_step_range(const std::string& text);
+
+/// `--steps TEXT` into `options` (nothing when empty). Errors: as parse_step_range.
+[[nodiscard]] status apply_step_range(const std::string& text, pipeline::pipeline_options& options);
+
+/// `--rule NAME --param k=v ...`: registers both on `cmd` and, when the command runs, records
+/// their command-line order into `*order` ("rule"/"param", for parse_rule_flags) before
+/// calling `run`.
+void add_rule_flags(CLI::App* cmd, std::vector<std::string>* rule_names,
+                    std::vector<std::string>* params, std::vector<std::string>* order,
+                    std::function<void()> run);
+
+/// Exit status of rule results: 2 if a rule is Error, 1 if one found issues, else 0.
+[[nodiscard]] int rules_exit_code(std::span<const pipeline::rule_result> results);
 
 /// Open a trial, printing load warnings to stderr. Errors: as catalog::open.
 [[nodiscard]] result<trial::catalog> open_trial(const std::string& path);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "tools/trialstat/commands.hpp"
@@ -37,6 +39,39 @@ result<step_range> parse_step_range(const std::string& text) {
   if (!first.empty() && !(range.begin = parse_int(first))) return bad();
   if (!second.empty() && !(range.end = parse_int(second))) return bad();
   return range;
+}
+
+status apply_step_range(const std::string& text, pipeline::pipeline_options& options) {
+  if (text.empty()) return status::success();
+  auto range = parse_step_range(text);
+  if (!range) return range.error_status();
+  options.step_begin = range->begin;
+  options.step_end = range->end;
+  return status::success();
+}
+
+void add_rule_flags(CLI::App* cmd, std::vector<std::string>* rule_names,
+                    std::vector<std::string>* params, std::vector<std::string>* order,
+                    std::function<void()> run) {
+  auto* rule_opt = cmd->add_option("--rule", *rule_names,
+                                   "Built-in rule name, e.g. VanishingGradient (repeatable); default: " +
+                                       fmt::format("{}", fmt::join(default_rule_names(), ", ")));
+  auto* param_opt = cmd->add_option("--param", *params, "key=value for the preceding --rule (repeatable)");
+  cmd->callback([=] {
+    for (const CLI::Option* opt : cmd->parse_order()) {
+      if (opt == rule_opt) order->emplace_back("rule");
+      if (opt == param_opt) order->emplace_back("param");
+    }
+    run();
+  });
+}
+
+int rules_exit_code(std::span<const pipeline::rule_result> results) {
+  const auto any = [&](rules::rule_status s) {
+    return std::any_of(results.begin(), results.end(), [&](const auto& r) { return r.status == s; });
+  };
+  if (any(rules::rule_status::error)) return 2;
+  return any(rules::rule_status::issues_found) ? 1 : 0;
 }
 
 result<trial::catalog> open_trial(const std::string& path) {
