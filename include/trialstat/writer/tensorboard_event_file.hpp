@@ -39,10 +39,6 @@ struct tensorboard_histogram {
 /// [-/\w.] becomes '_', leading '/' are removed (FORMAT §10).
 [[nodiscard]] std::string tensorboard_tag(std::string_view tag);
 
-/// @brief One framed record (length, masked length CRC, payload, masked payload CRC) holding
-/// `payload`; the framing TensorBoard's reader verifies.
-[[nodiscard]] std::string frame_tensorboard_record(std::string_view payload);
-
 class tensorboard_event_file {
  public:
   ~tensorboard_event_file();
