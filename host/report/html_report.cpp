@@ -538,8 +538,11 @@ result<html_report_summary> write_html_report(const trial::catalog& trial,
       request.log_histogram = true;
       plan.request(h.tensor, request);
     }
-    std::vector<int64_t> shown = spread(std::vector<int64_t>(all_steps.begin(), all_steps.end()),
-                                        options.max_heatmap_steps);
+    // At most one saved step in ten (at least 16): the second pass stays a small fraction of
+    // the first however long the trial (README "report": cost).
+    const int columns = std::min(options.max_heatmap_steps,
+                                 std::max(16, static_cast<int>(all_steps.size() / 10)));
+    std::vector<int64_t> shown = spread(std::vector<int64_t>(all_steps.begin(), all_steps.end()), columns);
     for (const int64_t s : extra) {
       if (all_steps.count(s)) shown.push_back(s);
     }

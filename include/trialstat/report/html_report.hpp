@@ -13,8 +13,9 @@
 ///
 /// Cost: one pass for the rules and the curves together (the report's statistics join the rules'
 /// read plan, like `trialstat rules` with one more rule), then, when there are heatmaps, a second
-/// pass that reads only the heatmap tensors at only the displayed steps (at most
-/// `max_heatmap_steps` plus the finding steps). Memory and size are bounded: each curve keeps at
+/// pass that reads only the heatmap tensors at only the displayed steps: one saved step in ten,
+/// at least 16 and at most `max_heatmap_steps`, spread evenly, plus the step where each rule first
+/// flagged the tensor. Memory and size are bounded: each curve keeps at
 /// most about 2 × `max_points` evenly spaced steps (stride doubling) plus every step with a
 /// non-finite value, a finding or an unreadable record; down-sampling is for display only.
 #pragma once
@@ -37,7 +38,7 @@ struct html_report_options {
   pipeline::pipeline_options pipeline;       ///< backend, step range, progress
   std::string backend_description;           ///< e.g. "cpu: built without CUDA" (shown as is)
   int max_points = 300;                      ///< curve points kept evenly (see the file comment)
-  int max_heatmap_steps = 120;               ///< heatmap columns spread evenly (+ finding steps)
+  int max_heatmap_steps = 120;               ///< most heatmap columns (see the file comment)
   int max_heatmaps = 48;                     ///< tensors with a heatmap, flagged ones first
   std::size_t max_findings_listed = 1000;    ///< per rule in the findings table (all are counted)
 };
