@@ -291,3 +291,21 @@ def test_report_python(example_trials, tmp_path):
     results, info = trialstat.report(trial, str(tmp_path / "r.html"))
     assert any(r.issues_found for r in results)
     assert info["tensors"] > 0 and info["bytes"] == os.path.getsize(tmp_path / "r.html")
+
+
+# ---- progress -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", ["stats", "rules", "tensorboard", "report"])
+def test_progress_forced_and_off(cli, example_trials, tmp_path, command):
+    trial = example_trials["writer_two_workers_eval"]
+    extra = {"stats": ["--format", "json"], "rules": [], "report": ["-o", str(tmp_path / "r.html")],
+             "tensorboard": ["--logdir", str(tmp_path / "tb")]}[command]
+    r = run_cli(cli, command, trial, *extra, "--progress", ok=(0, 1))
+    line = r.stderr.split("\r")[-1]
+    assert re.search(r"\d+/\d+ steps, \d+/\d+ MB", line), r.stderr[-500:]
+    if command == "tensorboard":
+        extra = ["--logdir", str(tmp_path / "tb2")]
+    r = run_cli(cli, command, trial, *extra, "--no-progress", ok=(0, 1))
+    assert " steps, " not in r.stderr  # not a terminal and --no-progress: nothing
+    # Both flags at once are refused.
+    run_cli(cli, command, trial, *extra, "--progress", "--no-progress", ok=(2,))
