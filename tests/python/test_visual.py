@@ -309,3 +309,43 @@ def test_progress_forced_and_off(cli, example_trials, tmp_path, command):
     assert " steps, " not in r.stderr  # not a terminal and --no-progress: nothing
     # Both flags at once are refused.
     run_cli(cli, command, trial, *extra, "--progress", "--no-progress", ok=(2,))
+
+
+def test_tensorboard_serves_export(cli, example_trials, tmp_path):
+    """TensorBoard itself serves the exported logdir on 127.0.0.1: its scalars and histograms
+    plugins list every run and tag (bounded: 90 s to start, then stopped)."""
+    pytest.importorskip("tensorboard")
+    import socket
+    import time
+    import urllib.request
+    logdir = str(tmp_path / "tb")
+    run_cli(cli, "tensorboard", example_trials["writer_two_workers_eval"], "--logdir", logdir,
+            "--no-progress")
+    scalars, histograms = load_logdir(logdir)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "tensorboard.main", "--logdir", logdir,
+                               "--host", "127.0.0.1", "--port", str(port), "--load_fast", "false"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        base = f"http://127.0.0.1:{port}/data/plugin"
+        deadline, tags = time.time() + 90, None
+        while time.time() < deadline:
+            try:
+                tags = json.loads(urllib.request.urlopen(base + "/scalars/tags", timeout=2).read())
+                if len(tags) == 2 and all(tags.values()):
+                    break
+            except OSError:
+                pass
+            time.sleep(0.5)
+        assert tags is not None, "TensorBoard did not start"
+        want = {}
+        for run, tag in scalars:
+            want.setdefault(run, set()).add(tag)
+        assert {run: set(t) for run, t in tags.items()} == want
+        hist = json.loads(urllib.request.urlopen(base + "/histograms/tags", timeout=5).read())
+        assert sum(len(t) for t in hist.values()) == len(histograms)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
