@@ -25,10 +25,35 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
+/// Length of the valid UTF-8 sequence at `s[i]`, or 0 when it is not one.
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+  const auto b = static_cast<unsigned char>(s[i]);
+  const std::size_t n = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return 0;
+  }
+  return n;
+}
+
+/// HTML text: markup characters escaped, bytes that are not UTF-8 (e.g. a corrupt record's tag
+/// quoted in an error message) replaced by U+FFFD.
 std::string html_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (const char c : s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_length(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+      continue;
+    }
+    if (n > 1) {
+      out.append(s.substr(i, n));
+      i += n;
+      continue;
+    }
+    const char c = s[i++];
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
@@ -578,7 +603,8 @@ result<html_report_summary> write_html_report(const trial::catalog& trial,
 
   // The page.
   const json data{{"tensors", tensors}, {"heatmaps", heatmap_list}};
-  std::string data_text = data.dump();
+  // Names read from event files may hold any bytes: replace what is not UTF-8.
+  std::string data_text = data.dump(-1, ' ', false, json::error_handler_t::replace);
   for (std::size_t at = 0; (at = data_text.find("</", at)) != std::string::npos; at += 3) data_text.replace(at, 2, "<\\/");
 
   std::string page;

@@ -206,7 +206,7 @@ def test_tensorboard_python_matches_cli(cli, example_trials, tmp_path):
     assert sum(len(v) for v in hist_py.values()) == summary["histograms"]
 
 
-def test_tensorboard_corrupt_record_warns(cli, tmp_path, example_trials):
+def test_corrupt_record_warns_and_is_marked(cli, tmp_path, example_trials):
     import shutil
     trial = str(tmp_path / "trial")
     shutil.copytree(example_trials["writer_exploding"], trial)
@@ -219,6 +219,13 @@ def test_tensorboard_corrupt_record_warns(cli, tmp_path, example_trials):
         f.write(bytes([b[0] ^ 0xFF]))
     r = run_cli(cli, "tensorboard", trial, "--logdir", str(tmp_path / "tb"), "--no-progress")
     assert "warning:" in r.stderr and "could not be read" in r.stderr
+    # The report marks it: listed in the trial summary (and on the tensor's plots).
+    html = str(tmp_path / "r.html")
+    r = run_cli(cli, "report", trial, "-o", html, "--no-progress", ok=(0, 1))
+    assert "could not be read" in r.stderr
+    with open(html, encoding="utf-8") as f:
+        page = f.read()
+    assert page.count('<tr class="record-error">') >= 1
 
 
 # ---- report ---------------------------------------------------------------------------------
