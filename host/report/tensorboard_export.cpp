@@ -38,7 +38,7 @@ status prepare_logdir(const fs::path& logdir, bool overwrite) {
   if (fs::is_empty(logdir, ec)) return status::success();
   if (!overwrite) {
     return status(error_code::invalid_argument,
-                  fmt::format("--logdir {}: not empty (it may hold other runs); pass --overwrite "
+                  fmt::format("--logdir {}: not empty (it may hold other runs); pass --overwrite (Python: overwrite=True) "
                               "to replace its TensorBoard event files",
                               logdir.string()));
   }
