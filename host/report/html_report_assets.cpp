@@ -147,6 +147,13 @@ std::string_view report_js() noexcept {
     });
     for (const p of [l2, mean, ratio]) {
       if (!p) continue;
+      if (t.workers.length > 1) {
+        p.legend.location = "top_left";
+        p.legend.label_text_font_size = "8pt";
+        p.legend.background_fill_alpha = 0.5;
+        p.legend.padding = 2;
+        p.legend.spacing = 0;
+      }
       const d = document.createElement("div");
       d.className = "bk-figure";
       box.appendChild(d);
