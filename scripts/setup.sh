@@ -24,6 +24,7 @@ packages=(
   libopenmpi-dev openmpi-bin          # mpirun -np N trialstat (host/distributed)
   python3 python3-numpy               # bench/ numpy comparison, golden cross-checks
   python3-venv python3-dev            # .venv (trialstat Python package), .venv-smdebug (parity)
+  chromium                            # tests: the HTML report in a headless browser
 )
 
 if [[ "${SKIP_APT:-0}" != "1" ]]; then
@@ -59,6 +60,8 @@ if [[ "${SKIP_PYTHON:-0}" != "1" ]]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check -r tools/python/requirements-build.txt
   # tests/s3: a real S3-compatible server on loopback (moto's server mode) and boto3.
   .venv/bin/python -m pip install -q --disable-pip-version-check -r tests/s3/requirements.txt
+  # BokehJS for `trialstat report`: only the bundle is used (cmake/bokehjs.cmake), so no deps.
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -r tools/python/requirements-report.txt
   .venv-smdebug/bin/python -m pip install -q --disable-pip-version-check -r tools/python/requirements-smdebug.txt
   python_cmake=(-DTRIALSTAT_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$PWD/.venv/bin/python")
 fi

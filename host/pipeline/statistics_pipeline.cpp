@@ -107,7 +107,8 @@ bool step_in_range(int64_t step, const plan::read_plan& plan, const pipeline_opt
   for (const auto& end : {plan.step_end, options.step_end}) {
     if (end && step >= *end) return false;
   }
-  return true;
+  return options.only_steps.empty() ||
+         std::binary_search(options.only_steps.begin(), options.only_steps.end(), step);
 }
 
 struct statistics_stream::state {
@@ -120,6 +121,21 @@ struct statistics_stream::state {
   status unfinished[2];  // live trials: why batches[i]'s step is not fully written yet
   tensor_batch work;
 
+  /// Bytes of the records `plan` needs at `step` (what progress counts).
+  int64_t step_bytes(int64_t step) const {
+    int64_t bytes = 0;
+    for (const trial::tensor_entry& entry : trial.entries_at(step)) {
+      const plan::tensor_request* request = plan.find(entry.tensor);
+      if (request == nullptr) continue;
+      if (entry.raw && detail::needs_raw(*request)) bytes += static_cast<int64_t>(entry.raw->length_bytes);
+      if (request->saved_reductions) {
+        for (const auto& reduction : entry.reductions) {
+          bytes += static_cast<int64_t>(reduction.location.length_bytes);
+        }
+      }
+    }
+    return bytes;
+  }
 
   /// Hand one step's segments to the executor (file buffers, then typed-field fallbacks).
   status compute(detail::step_batch& batch) {
@@ -174,6 +190,13 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
   }
   pipeline_counters counters;
   if (todo.empty()) return counters;
+  progress_reporter* progress = s.options.progress;
+  std::vector<int64_t> todo_bytes;
+  if (progress != nullptr) {
+    int64_t total = 0;
+    for (const trial::step_info& info : todo) total += todo_bytes.emplace_back(s.step_bytes(info.step));
+    progress->begin(static_cast<int64_t>(todo.size()), total);
+  }
 
   // Remote sources fetch the reads of the steps ahead while these are decoded and computed.
   detail::step_reader planner(s.trial, s.plan, s.options);
@@ -236,8 +259,10 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
     on_step(plan::step_statistics{batch->info.step, batch->info.mode, batch->info.mode_step, batch->records});
     s.last_step = batch->info.step;
     exchange.give_free(batch);
+    if (progress != nullptr) progress->advance(1, todo_bytes[i]);
   }
   reader_thread.join();
+  if (progress != nullptr) progress->end();
   if (!failure.ok()) return failure;
   return counters;
 }

@@ -236,6 +236,7 @@ void step_reader::decode_raw(const trial::tensor_entry& entry, file_part& part, 
     record.raw_status = std::move(decoded);
     return;
   }
+  record.wall_time = event_.wall_time;
   record.type = event_.type;
   record.shape = event_.shape;
   record.num_elements = event_.num_elements;

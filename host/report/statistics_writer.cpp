@@ -17,16 +17,42 @@
 #include "host/report/json_number.hpp"
 
 namespace trialstat::report {
-namespace {
-
-using buffer = fmt::memory_buffer;
 
 std::optional<double> update_ratio(const plan::statistics_record& r, int64_t* prev_step) {
   if (r.previous.empty() || !r.previous.front().shape_matches) return std::nullopt;
   const auto& p = r.previous.front();
-  *prev_step = p.previous_step;
+  if (prev_step != nullptr) *prev_step = p.previous_step;
   return p.result.diff_l2() / (p.result.previous_l2() + update_ratio_epsilon);
 }
+
+result<std::vector<trial::tensor_id>> select_tensors(const trial::catalog& trial,
+                                                     std::span<const std::string> collections,
+                                                     std::span<const std::string> regexes) {
+  if (collections.empty() && regexes.empty()) return trial.sorted_tensor_ids();
+  return trial.select(collections, regexes);
+}
+
+plan::read_plan statistics_plan(const trial::catalog& trial, std::span<const trial::tensor_id> tensors,
+                                int histogram_bins, bool log_histogram, bool saved_reductions) {
+  plan::read_plan plan;
+  for (const auto id : tensors) {
+    plan::tensor_request request;
+    request.moments = true;
+    request.histogram_bins = histogram_bins;
+    request.log_histogram = log_histogram;
+    request.saved_reductions = saved_reductions;
+    // The weight-update ratio (README "update_ratio") compares with the previous saved step.
+    if (trial.in_collection(id, "weights") || trial.in_collection(id, "biases")) {
+      request.history_depth = 1;
+    }
+    plan.request(id, request);
+  }
+  return plan;
+}
+
+namespace {
+
+using buffer = fmt::memory_buffer;
 
 std::string shape_text(const std::vector<int64_t>& shape, char sep) {
   std::string out = "[";

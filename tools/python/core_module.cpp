@@ -29,6 +29,8 @@
 #include "trialstat/io/read_tensor_record.hpp"
 #include "trialstat/pipeline/rule_runner.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
+#include "trialstat/report/html_report.hpp"
+#include "trialstat/report/tensorboard_export.hpp"
 #include "trialstat/rules/rule_config.hpp"
 #include "trialstat/stats/log_histogram.hpp"
 #include "trialstat/trial/catalog.hpp"
@@ -575,12 +577,12 @@ void for_each_step(py_trial& t, const stats_request& req, nb::callable callback)
 
 // ---- rules --------------------------------------------------------------------------------
 
-nb::list evaluate_rules(py_trial& t,
-                        const std::vector<std::tuple<std::string, std::string,
-                                                     std::map<std::string, std::string>>>& specs,
-                        const std::string& device, std::optional<int64_t> begin,
-                        std::optional<int64_t> end) {
-  const auto options = make_options(device, begin, end);
+using rule_specs =
+    std::vector<std::tuple<std::string, std::string, std::map<std::string, std::string>>>;
+
+/// (configuration name, rule name, parameters) → invocations (a rule that cannot be built keeps
+/// its error: status Error).
+std::vector<pipeline::rule_invocation> make_invocations(const rule_specs& specs) {
   std::vector<pipeline::rule_invocation> invocations;
   for (const auto& [configuration_name, rule_name, params] : specs) {
     pipeline::rule_invocation inv;
@@ -593,6 +595,18 @@ nb::list evaluate_rules(py_trial& t,
     }
     invocations.push_back(std::move(inv));
   }
+  return invocations;
+}
+
+nb::list rule_results_list(const std::vector<pipeline::rule_result>& results);
+
+nb::list evaluate_rules(py_trial& t,
+                        const std::vector<std::tuple<std::string, std::string,
+                                                     std::map<std::string, std::string>>>& specs,
+                        const std::string& device, std::optional<int64_t> begin,
+                        std::optional<int64_t> end) {
+  const auto options = make_options(device, begin, end);
+  std::vector<pipeline::rule_invocation> invocations = make_invocations(specs);
   std::vector<pipeline::rule_result> results;
   {
     nb::gil_scoped_release release;
@@ -603,6 +617,10 @@ nb::list evaluate_rules(py_trial& t,
     }
     results = std::move(*run);
   }
+  return rule_results_list(results);
+}
+
+nb::list rule_results_list(const std::vector<pipeline::rule_result>& results) {
   nb::list out;
   for (const auto& r : results) {
     nb::list findings;
@@ -623,6 +641,64 @@ parse_rule_config(const std::string& text, const std::string& source) {
   std::vector<std::tuple<std::string, std::string, std::map<std::string, std::string>>> out;
   for (auto& e : entries) out.emplace_back(e.configuration_name, e.rule_name, e.parameters);
   return out;
+}
+
+// ---- visualisation (issue 11) ----------------------------------------------------------------
+
+nb::dict to_tensorboard(py_trial& t, const std::string& logdir, const std::vector<std::string>& collections,
+                        const std::vector<std::string>& regexes, bool overwrite, const std::string& device,
+                        std::optional<int64_t> begin, std::optional<int64_t> end) {
+  report::tensorboard_export_options e;
+  e.logdir = logdir;
+  e.collections = collections;
+  e.regexes = regexes;
+  e.overwrite = overwrite;
+  e.pipeline = make_options(device, begin, end);
+  std::vector<std::string> warnings;
+  std::optional<result<report::tensorboard_export_summary>> ran;
+  {
+    nb::gil_scoped_release release;
+    ran = report::export_tensorboard(t.catalog(), e, [&](const status& w) { warnings.push_back(w.to_string()); });
+  }
+  auto& run = *ran;
+  if (!run) raise(run.error_status());
+  nb::dict out;
+  out["steps"] = run->steps;
+  out["scalars"] = run->scalars;
+  out["histograms"] = run->histograms;
+  out["failed_records"] = run->failed_records;
+  nb::list files;
+  for (const auto& f : run->files) files.append(f.string());
+  out["files"] = files;
+  out["warnings"] = warnings;
+  return out;
+}
+
+nb::tuple write_report(py_trial& t, const std::string& path, const rule_specs& specs,
+                       const std::vector<std::string>& regexes, const std::string& device,
+                       std::optional<int64_t> begin, std::optional<int64_t> end) {
+  report::html_report_options r;
+  r.pipeline = make_options(device, begin, end);
+  r.backend_description = unwrap(pipeline::resolve_backend(unwrap(pipeline::parse_device_choice(device)))).reason;
+  r.heatmap_regexes = regexes;
+  std::vector<pipeline::rule_invocation> invocations = make_invocations(specs);
+  std::vector<std::string> warnings;
+  std::optional<result<report::html_report_summary>> ran;
+  {
+    nb::gil_scoped_release release;
+    ran = report::write_html_report(t.catalog(), std::move(invocations), r, path,
+                                    [&](const status& w) { warnings.push_back(w.to_string()); });
+  }
+  auto& run = *ran;
+  if (!run) raise(run.error_status());
+  nb::dict info;
+  info["bytes"] = run->bytes;
+  info["steps"] = run->steps;
+  info["tensors"] = run->tensors_plotted;
+  info["heatmaps"] = run->heatmaps;
+  info["failed_records"] = run->failed_records;
+  info["warnings"] = warnings;
+  return nb::make_tuple(rule_results_list(run->results), info);
 }
 
 }  // namespace
@@ -742,7 +818,11 @@ NB_MODULE(_core, m) {
         for_each_step(t, req, std::move(callback));
       }, "tensors"_a, "ratio_tensors"_a, "step_begin"_a.none(), "step_end"_a.none(), "device"_a,
          "histogram_bins"_a, "saved_reductions"_a, "callback"_a, "log_histogram"_a = false)
-      .def("evaluate_rules", &evaluate_rules, "rules"_a, "device"_a, "step_begin"_a.none(), "step_end"_a.none());
+      .def("evaluate_rules", &evaluate_rules, "rules"_a, "device"_a, "step_begin"_a.none(), "step_end"_a.none())
+      .def("to_tensorboard", &to_tensorboard, "logdir"_a, "collections"_a, "regexes"_a, "overwrite"_a,
+           "device"_a, "step_begin"_a.none(), "step_end"_a.none())
+      .def("write_report", &write_report, "path"_a, "rules"_a, "regexes"_a, "device"_a,
+           "step_begin"_a.none(), "step_end"_a.none());
 
   m.def("parse_rule_config", &parse_rule_config, "text"_a, "source"_a = "<rule config>");
   m.def("builtin_rule_names", &rules::builtin_rule_names);

@@ -29,6 +29,7 @@ struct stats_options {
   bool no_reductions = false;
   bool log_hist = false;  // --log-hist: fixed log-scale histograms (JSON only)
   std::string output;     // --output: a file instead of stdout
+  progress_mode progress = progress_mode::automatic;
 };
 
 int run_stats(const stats_options& o) {
@@ -46,37 +47,17 @@ int run_stats(const stats_options& o) {
     return report_error(status(error_code::invalid_argument, "--pinned-mb must be in [1, 1048576]"));
   }
   options->pinned_pool_bytes = static_cast<std::size_t>(o.pinned_mb) << 20;
-  if (!o.steps.empty()) {
-    auto range = parse_step_range(o.steps);
-    if (!range) return report_error(range.error_status());
-    options->step_begin = range->begin;
-    options->step_end = range->end;
-  }
+  if (status s = apply_step_range(o.steps, *options); !s.ok()) return report_error(s);
   auto opened = open_trial(o.trial);
   if (!opened) return report_error(opened.error_status());
   const trial::catalog& trial = *opened;
 
-  std::vector<trial::tensor_id> selected;
-  if (o.collections.empty() && o.regexes.empty()) {
-    selected = trial.sorted_tensor_ids();
-  } else {
-    auto chosen = trial.select(o.collections, o.regexes);
-    if (!chosen) return report_error(chosen.error_status());
-    selected = std::move(*chosen);
-  }
-  plan::read_plan plan;
-  for (auto id : selected) {
-    plan::tensor_request request;
-    request.moments = true;
-    request.histogram_bins = o.bins;
-    request.log_histogram = o.log_hist;
-    request.saved_reductions = !o.no_reductions;
-    // The weight-update ratio (README "update_ratio") compares with the previous saved step.
-    if (trial.in_collection(id, "weights") || trial.in_collection(id, "biases")) {
-      request.history_depth = 1;
-    }
-    plan.request(id, request);
-  }
+  auto selected = report::select_tensors(trial, o.collections, o.regexes);
+  if (!selected) return report_error(selected.error_status());
+  const plan::read_plan plan =
+      report::statistics_plan(trial, *selected, o.bins, o.log_hist, !o.no_reductions);
+  auto progress = make_progress(o.progress, "stats");
+  options->progress = progress.get();
 
   // --output: rank 0 writes the file itself (under mpirun, stdout is forwarded through mpirun).
   std::unique_ptr<FILE, int (*)(FILE*)> file(nullptr, &std::fclose);
@@ -134,6 +115,7 @@ void add_stats_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--pinned-mb", o->pinned_mb,
                   "CUDA backend: pinned host staging memory in MiB (8 buffers; a tensor larger than "
                   "one buffer is split)")->capture_default_str();
+  add_progress_flags(cmd, &o->progress);
   cmd->callback([=] { *exit_code = run_stats(*o); });
 }
 

@@ -6,12 +6,16 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <functional>
+#include <span>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "trialstat/pipeline/rule_runner.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
+#include "trialstat/progress.hpp"
 #include "trialstat/status.hpp"
 #include "trialstat/trial/catalog.hpp"
 
@@ -22,6 +26,13 @@ void add_stats_command(CLI::App& app, int* exit_code);
 void add_rules_command(CLI::App& app, int* exit_code);
 void add_watch_command(CLI::App& app, int* exit_code);
 void add_example_command(CLI::App& app, int* exit_code);
+void add_tensorboard_command(CLI::App& app, int* exit_code);
+void add_report_command(CLI::App& app, int* exit_code);
+
+/// `--progress` / `--no-progress` on `cmd` (default: progress when stderr is a terminal).
+void add_progress_flags(CLI::App* cmd, progress_mode* mode);
+/// The stderr progress line for `mode` (null when off: pass `.get()` to pipeline_options).
+[[nodiscard]] std::unique_ptr<progress_reporter> make_progress(progress_mode mode, std::string label);
 
 /// Global step range [begin, end) parsed from "A:B", "A:", ":B" or "A" (= A:A+1).
 struct step_range {
@@ -30,11 +41,24 @@ struct step_range {
 };
 [[nodiscard]] result<step_range> parse_step_range(const std::string& text);
 
-/// Register the trial-source options on a subcommand (S3: --no-sign-request, --s3-* tuning,
-/// --progress/--no-progress); they apply to every trial the command opens.
+/// Register the trial-source options on a subcommand (S3: --no-sign-request and the --s3-*
+/// tuning); they apply to every trial the command opens.
 void add_source_options(CLI::App* cmd);
 /// The source options set on the command line (TRIALSTAT_S3_* from the environment beneath).
 [[nodiscard]] io::source_options command_source_options();
+
+/// `--steps TEXT` into `options` (nothing when empty). Errors: as parse_step_range.
+[[nodiscard]] status apply_step_range(const std::string& text, pipeline::pipeline_options& options);
+
+/// `--rule NAME --param k=v ...`: registers both on `cmd` and, when the command runs, records
+/// their command-line order into `*order` ("rule"/"param", for parse_rule_flags) before
+/// calling `run`.
+void add_rule_flags(CLI::App* cmd, std::vector<std::string>* rule_names,
+                    std::vector<std::string>* params, std::vector<std::string>* order,
+                    std::function<void()> run);
+
+/// Exit status of rule results: 2 if a rule is Error, 1 if one found issues, else 0.
+[[nodiscard]] int rules_exit_code(std::span<const pipeline::rule_result> results);
 
 /// Open a trial (a folder or s3://bucket/prefix), printing load warnings to stderr.
 /// Errors: as catalog::open.
@@ -57,6 +81,17 @@ void report_transfers(const trial::catalog& trial);
 [[nodiscard]] result<std::vector<std::pair<std::string, rules::rule_parameters>>> parse_rule_flags(
     const std::vector<std::string>& rule_names, const std::vector<std::string>& params,
     const std::vector<std::string>& order);
+
+/// Rules run when neither --rule nor --config is given: every built-in rule that needs no
+/// parameter (the others need a tensor selection or a second trial).
+[[nodiscard]] const std::vector<std::string>& default_rule_names();
+
+/// The rules of `trialstat rules` / `report`: those of `config_path` (a SageMaker rule config;
+/// "" = none), then those of --rule/--param (see parse_rule_flags), else the default rules.
+/// Errors: the config's load errors; parse_rule_flags's.
+[[nodiscard]] result<std::vector<pipeline::rule_invocation>> make_rule_invocations(
+    const std::string& config_path, const std::vector<std::string>& rule_names,
+    const std::vector<std::string>& params, const std::vector<std::string>& order);
 
 /// Print "trialstat: <status>" to stderr and return exit code 2. Under mpirun with several
 /// ranks, end the whole job instead (exit 2, the rank's message): the other ranks may be

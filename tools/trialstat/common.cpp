@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "tools/trialstat/commands.hpp"
 #include "trialstat/distributed/world.hpp"
+#include "trialstat/rules/rule_config.hpp"
 
 namespace trialstat::cli {
 namespace {
@@ -49,8 +52,6 @@ struct source_flags {
   int64_t budget_mb = 0;
   int max_attempts = 0;
   int timeout_ms = 0;
-  bool progress = false;
-  bool no_progress = false;
 };
 source_flags& flags() {
   static source_flags f;
@@ -68,8 +69,6 @@ void add_source_options(CLI::App* cmd) {
   cmd->add_option("--s3-budget-mb", f.budget_mb, "S3: MiB fetched ahead of the reader at most (default 256)");
   cmd->add_option("--s3-max-attempts", f.max_attempts, "S3: tries per request (default 6)");
   cmd->add_option("--s3-timeout-ms", f.timeout_ms, "S3: per-request timeout (default 120000)");
-  cmd->add_flag("--progress", f.progress, "Show progress on stderr (default: when it is a terminal)");
-  cmd->add_flag("--no-progress", f.no_progress, "Never show progress");
 }
 
 io::source_options command_source_options() {
@@ -86,14 +85,46 @@ io::source_options command_source_options() {
   if (f.budget_mb > 0) options.s3.in_flight_budget_bytes = static_cast<uint64_t>(f.budget_mb) << 20;
   if (f.max_attempts > 0) options.s3.max_attempts = f.max_attempts;
   if (f.timeout_ms > 0) options.s3.request_timeout_ms = f.timeout_ms;
-  options.s3.progress = !f.no_progress;  // shown only when stderr is a terminal, or forced:
-  if (f.progress) options.s3.progress = true;
+  options.s3.progress = true;  // the catalog's S3 reads, while stderr is a terminal
   return options;
 }
 
 void report_transfers(const trial::catalog& trial) {
   const std::string summary = trial.source().transfer_summary();
   if (!summary.empty()) fmt::print(stderr, "{}\n", summary);
+}
+
+status apply_step_range(const std::string& text, pipeline::pipeline_options& options) {
+  if (text.empty()) return status::success();
+  auto range = parse_step_range(text);
+  if (!range) return range.error_status();
+  options.step_begin = range->begin;
+  options.step_end = range->end;
+  return status::success();
+}
+
+void add_rule_flags(CLI::App* cmd, std::vector<std::string>* rule_names,
+                    std::vector<std::string>* params, std::vector<std::string>* order,
+                    std::function<void()> run) {
+  auto* rule_opt = cmd->add_option("--rule", *rule_names,
+                                   "Built-in rule name, e.g. VanishingGradient (repeatable); default: " +
+                                       fmt::format("{}", fmt::join(default_rule_names(), ", ")));
+  auto* param_opt = cmd->add_option("--param", *params, "key=value for the preceding --rule (repeatable)");
+  cmd->callback([=] {
+    for (const CLI::Option* opt : cmd->parse_order()) {
+      if (opt == rule_opt) order->emplace_back("rule");
+      if (opt == param_opt) order->emplace_back("param");
+    }
+    run();
+  });
+}
+
+int rules_exit_code(std::span<const pipeline::rule_result> results) {
+  const auto any = [&](rules::rule_status s) {
+    return std::any_of(results.begin(), results.end(), [&](const auto& r) { return r.status == s; });
+  };
+  if (any(rules::rule_status::error)) return 2;
+  return any(rules::rule_status::issues_found) ? 1 : 0;
 }
 
 result<trial::catalog> open_trial(const std::string& path) {
@@ -154,6 +185,47 @@ result<std::vector<std::pair<std::string, rules::rule_parameters>>> parse_rule_f
     specs.back().second[text.substr(0, eq)] = text.substr(eq + 1);
   }
   return specs;
+}
+
+const std::vector<std::string>& default_rule_names() {
+  static const std::vector<std::string> names = {"VanishingGradient", "ExplodingTensor",
+                                                 "WeightUpdateRatio", "LossNotDecreasing", "DeadRelu"};
+  return names;
+}
+
+result<std::vector<pipeline::rule_invocation>> make_rule_invocations(
+    const std::string& config_path, const std::vector<std::string>& rule_names,
+    const std::vector<std::string>& params, const std::vector<std::string>& order) {
+  std::vector<pipeline::rule_invocation> invocations;
+  if (!config_path.empty()) {
+    auto configs = rules::load_rule_config(config_path);
+    if (!configs) return configs.error_status();
+    for (const auto& c : *configs) {
+      invocations.push_back(make_rule_invocation(c.configuration_name, c.rule_name, c.parameters));
+    }
+  }
+  auto specs = parse_rule_flags(rule_names, params, order);
+  if (!specs) return specs.error_status();
+  for (const auto& [name, rule_params] : *specs) {
+    invocations.push_back(make_rule_invocation(name, name, rule_params));
+  }
+  if (invocations.empty()) {
+    for (const auto& name : default_rule_names()) invocations.push_back(make_rule_invocation(name, name, {}));
+  }
+  return invocations;
+}
+
+void add_progress_flags(CLI::App* cmd, progress_mode* mode) {
+  auto* group = cmd->add_option_group("progress");
+  group->add_flag_callback("--progress", [mode] { *mode = progress_mode::on; },
+                           "Show progress (steps, MB, rate, ETA) on stderr even when it is not a terminal");
+  group->add_flag_callback("--no-progress", [mode] { *mode = progress_mode::off; },
+                           "Never show progress (default: shown when stderr is a terminal)");
+  group->require_option(0, 1);
+}
+
+std::unique_ptr<progress_reporter> make_progress(progress_mode mode, std::string label) {
+  return make_terminal_progress(mode, std::move(label), stderr);
 }
 
 int report_error(const status& s) {

@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
   trialstat::cli::add_rules_command(app, &exit_code);
   trialstat::cli::add_watch_command(app, &exit_code);
   trialstat::cli::add_example_command(app, &exit_code);
+  trialstat::cli::add_tensorboard_command(app, &exit_code);
+  trialstat::cli::add_report_command(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -103,8 +103,9 @@ struct s3_core {
     return it->second;
   }
 
-  /// Progress on stderr (objects, bytes, rate), at most 4 times a second, when enabled and
-  /// stderr is a terminal.
+  /// Progress of the catalog's reads (listing, index files) on stderr (objects, bytes, rate),
+  /// at most 4 times a second, when enabled and stderr is a terminal. The statistics pass
+  /// reports its own progress (steps, bytes, rate, ETA).
   void progress() const {
     if (!client.options().progress) return;
     static const bool terminal = ::isatty(STDERR_FILENO) != 0;
@@ -118,6 +119,13 @@ struct s3_core {
     fmt::print(stderr, "\rs3: {} objects, {:.1f} MiB, {:.1f} MiB/s   ", client.counters().objects.load(), mib,
                seconds > 0 ? mib / seconds : 0.0);
     progress_printed = true;
+  }
+
+  /// End the progress line (the statistics' own progress line follows).
+  void end_progress() const {
+    std::lock_guard lock(progress_mutex);
+    if (progress_printed) std::fputc('\n', stderr);
+    progress_printed = false;
   }
 
   /// HEAD `key`: its size, nullopt when it does not exist.
@@ -166,7 +174,7 @@ struct s3_core {
     }
     std::size_t next = 0;
     client.run([&]() -> s3_request* { return next < requests.size() ? &requests[next++] : nullptr; },
-               [&](s3_request&) { progress(); });
+               [](s3_request&) {});
     std::vector<const std::byte*> data(plan.parts.size());
     std::vector<uint64_t> received(plan.parts.size());
     for (std::size_t p = 0; p < plan.parts.size(); ++p) {
@@ -340,7 +348,6 @@ class s3_read_ahead_state {
       if (!r.outcome.ok()) g->failed = true;
       if (g->abandoned && finished(*g)) erase(g);
       ready_.notify_all();
-      core_.progress();
     };
     core_.client.run(next, on_done, may_start, &stop_);
     std::lock_guard lock(mutex_);
@@ -564,6 +571,7 @@ class s3_source final : public trial_source {
     while (delivered < keys.size()) {
       core_->client.run(next, on_done);
     }
+    core_->end_progress();
   }
 
   [[nodiscard]] result<std::optional<uint64_t>> object_size(std::string_view key) const override {

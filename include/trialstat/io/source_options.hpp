@@ -47,7 +47,8 @@ struct s3_options {
   std::string endpoint_url;
   std::string region;
   std::string profile;
-  /// Progress (objects, bytes, rate) on stderr while reading, when stderr is a terminal.
+  /// Progress of the catalog's S3 reads (objects, bytes, rate) on stderr, when stderr is a
+  /// terminal (the statistics pass shows its own: pipeline_options::progress).
   bool progress = false;
 };
 

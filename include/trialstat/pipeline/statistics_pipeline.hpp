@@ -12,9 +12,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "trialstat/plan/read_plan.hpp"
 #include "trialstat/plan/statistics_record.hpp"
+#include "trialstat/progress.hpp"
 #include "trialstat/stats/backend.hpp"
 #include "trialstat/status.hpp"
 #include "trialstat/trial/catalog.hpp"
@@ -65,6 +67,12 @@ struct pipeline_options {
   /// step — nothing of it is emitted — and report it in `pipeline_counters::unfinished_step`. The
   /// next `advance` retries it. Off (the default), such records fail individually (`raw_status`).
   bool stop_at_unfinished_records = false;
+  /// Only these global steps (ascending), intersected with the ranges above; empty = every
+  /// step. For a second pass over a few chosen steps (`trialstat report`'s heatmaps).
+  std::vector<int64_t> only_steps;
+  /// Told about each `advance`: begin(steps to visit, bytes of the records they need), one
+  /// advance(1, bytes) per step emitted, end(). Not owned; null = silent (progress.hpp).
+  progress_reporter* progress = nullptr;
 };
 
 /// @brief Whether a statistics run visits global step `step`: inside both the plan's and the

@@ -58,6 +58,9 @@ struct statistics_record {
   int64_t step = 0;                     ///< global step
   trialstat::mode mode = trialstat::mode::global;
   int64_t mode_step = 0;
+  /// Event.wall_time of the raw tensor's record (seconds since the epoch); absent when the raw
+  /// tensor was not read or could not be decoded.
+  std::optional<double> wall_time;
 
   /// ok, or why the raw tensor could not be used (not saved, corrupt record, unsupported dtype):
   /// such a record costs only itself; `moments` etc. are then absent.

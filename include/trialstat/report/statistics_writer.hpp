@@ -20,8 +20,13 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
 #include <string_view>
 
+#include "trialstat/plan/read_plan.hpp"
 #include "trialstat/plan/statistics_record.hpp"
 #include "trialstat/status.hpp"
 #include "trialstat/trial/catalog.hpp"
@@ -36,6 +41,27 @@ enum class output_format : uint8_t { table, csv, json };
 
 /// @brief Epsilon of the weight-update ratio (smdebug WeightUpdateRatio default, RULES §3.3).
 inline constexpr double update_ratio_epsilon = 1e-9;
+
+/// @brief The weight-update ratio of a record: ‖W_s − W_prev‖₂ / (‖W_prev‖₂ + 1e-9) against the
+/// most recent previous saved step (`previous.front()`), IEEE propagation of non-finite values.
+/// @param prev_step  receives that previous step (may be null)
+/// @return nullopt when the record has no previous comparison or the shapes differ.
+[[nodiscard]] std::optional<double> update_ratio(const plan::statistics_record& r,
+                                                 int64_t* prev_step = nullptr);
+
+/// @brief The tensors `trialstat stats` (and `tensorboard`, `report`) select: every tensor when
+/// both lists are empty, else `catalog::select(collections, regexes)`. Errors: as select.
+[[nodiscard]] result<std::vector<trial::tensor_id>> select_tensors(
+    const trial::catalog& trial, std::span<const std::string> collections,
+    std::span<const std::string> regexes);
+
+/// @brief The read plan of `trialstat stats` for `tensors`: moments, `histogram_bins` bins
+/// (0: none), the log-scale histogram when asked, saved reductions when asked, and one step of
+/// history for tensors of the `weights` and `biases` collections (`update_ratio`).
+[[nodiscard]] plan::read_plan statistics_plan(const trial::catalog& trial,
+                                              std::span<const trial::tensor_id> tensors,
+                                              int histogram_bins, bool log_histogram,
+                                              bool saved_reductions);
 
 /// @brief Streams statistics rows to a C stream (buffered; not thread-safe).
 class statistics_writer {

@@ -15,12 +15,13 @@ from .exceptions import *  # noqa: F401,F403,E402
 from .modes import ModeKeys  # noqa: E402
 from .tensor import Tensor  # noqa: E402
 from .trial import Collection, LocalTrial, StepState, Trial, create_trial, no_refresh, refresh
+from .visual import report  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = ["create_trial", "Trial", "LocalTrial", "Tensor", "Collection", "StepState", "ModeKeys",
            "modes", "exceptions", "rules", "no_refresh", "refresh", "backend",
-           "log_histogram_edges"] + exceptions.__all__
+           "log_histogram_edges", "report"] + exceptions.__all__
 
 
 def backend(device="auto"):

@@ -132,6 +132,11 @@ def evaluate(trial, rules=None, config=None, steps=None, device="auto"):
         raw = trial._core.evaluate_rules(specs, device, begin, end)
     except _core.Error as e:
         raise from_core_error(e) from None
+    return _rule_results(raw)
+
+
+def _rule_results(raw):
+    """RuleResult objects from the native (configuration, rule, status, details, findings)."""
     out = []
     for configuration_name, rule_name, status, details, findings in raw:
         out.append(RuleResult(configuration_name, rule_name, status, details,

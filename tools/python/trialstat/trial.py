@@ -540,6 +540,13 @@ class Trial:
                 members |= self._in_collection(self.collections()[c], [names[i] for i in ids])
         return [i for i in ids if names[i] in members]
 
+    def to_tensorboard(self, logdir, collection=None, regex=None, steps=None, overwrite=False,
+                       device="auto"):
+        """TensorBoard event files of this trial's statistics (trialstat.visual.to_tensorboard,
+        the engine of ``trialstat tensorboard``)."""
+        from .visual import to_tensorboard
+        return to_tensorboard(self, logdir, collection, regex, steps, overwrite, device)
+
     def stats(self, collection=None, regex=None, steps=None, mode=None, device="auto",
               update_ratio=None, histogram_bins=0, saved_reductions=True, as_frame=None,
               log_histogram=False):

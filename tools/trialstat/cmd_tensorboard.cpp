@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+// `trialstat tensorboard TRIAL --logdir DIR`: the statistics of `stats` (and its log-scale
+// histograms) as TensorBoard event files, one run per worker (report/tensorboard_export.hpp).
+#include <fmt/format.h>
+
+#include "tools/trialstat/commands.hpp"
+#include "trialstat/report/tensorboard_export.hpp"
+
+namespace trialstat::cli {
+namespace {
+
+struct tensorboard_options {
+  std::string trial;
+  std::string logdir;
+  std::vector<std::string> collections;
+  std::vector<std::string> regexes;
+  std::string steps;
+  std::string device = "auto";
+  bool overwrite = false;
+  progress_mode progress = progress_mode::automatic;
+};
+
+int run_tensorboard(const tensorboard_options& o) {
+  auto options = make_pipeline_options(o.device);
+  if (!options) return report_error(options.error_status());
+  if (status s = apply_step_range(o.steps, *options); !s.ok()) return report_error(s);
+  auto opened = open_trial(o.trial);
+  if (!opened) return report_error(opened.error_status());
+  auto progress = make_progress(o.progress, "tensorboard");
+  report::tensorboard_export_options e;
+  e.logdir = o.logdir;
+  e.collections = o.collections;
+  e.regexes = o.regexes;
+  e.overwrite = o.overwrite;
+  e.pipeline = *options;
+  e.pipeline.progress = progress.get();
+  auto summary = report::export_tensorboard(*opened, e, [](const status& s) {
+    fmt::print(stderr, "warning: {}\n", s.to_string());
+  });
+  if (!summary) return report_error(summary.error_status());
+  fmt::print(stderr, "trialstat: wrote {} scalars and {} histograms of {} steps into {} run(s) under {}\n",
+             summary->scalars, summary->histograms, summary->steps, summary->files.size(), o.logdir);
+  if (summary->failed_records > 0) {
+    fmt::print(stderr, "trialstat: {} record(s) could not be read (see warnings)\n", summary->failed_records);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_tensorboard_command(CLI::App& app, int* exit_code) {
+  auto* cmd = app.add_subcommand(
+      "tensorboard", "Write the statistics as TensorBoard event files, one run per worker (DIR/<worker>/)");
+  auto o = std::make_shared<tensorboard_options>();
+  cmd->add_option("trial", o->trial, "Trial folder or s3://bucket/prefix")->required();
+  add_source_options(cmd);
+  cmd->add_option("--logdir", o->logdir, "TensorBoard log folder to write")->required();
+  cmd->add_option("--collection", o->collections, "Only tensors of this collection (repeatable)");
+  cmd->add_option("--tensor-regex", o->regexes,
+                  "Only tensors matching this Python regex, re.search semantics (repeatable)");
+  cmd->add_option("--steps", o->steps, "Global steps A:B (half-open), A:, :B or A");
+  cmd->add_flag("--overwrite", o->overwrite,
+                "Write into a non-empty logdir, deleting the TensorBoard event files already there");
+  cmd->add_option("--device", o->device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
+  add_progress_flags(cmd, &o->progress);
+  cmd->callback([=] { *exit_code = run_tensorboard(*o); });
+}
+
+}  // namespace trialstat::cli
