@@ -156,26 +156,6 @@ std::optional<std::string> parse_collection_file_name(std::string_view rel, bool
   return std::string(stem);
 }
 
-/// Whole small file into `out`; false with `error` set when it cannot be read.
-bool read_text_file(const fs::path& path, std::string& out, std::string& error) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    error = std::strerror(errno);
-    return false;
-  }
-  out.clear();
-  char buffer[1 << 16];
-  for (;;) {
-    const std::size_t n = std::fread(buffer, 1, sizeof(buffer), f);
-    out.append(buffer, n);
-    if (n < sizeof(buffer)) break;
-  }
-  const bool failed = std::ferror(f) != 0;
-  if (failed) error = "read error";
-  std::fclose(f);
-  return !failed;
-}
-
 int mode_index(trialstat::mode m) { return static_cast<int>(m) - 1; }
 
 }  // namespace
@@ -279,9 +259,15 @@ struct catalog::state {
     out.clear();
     const fs::path dir = root / sub;
     std::error_code ec;
-    if (!fs::is_directory(dir, ec)) return status::success();
+    if (!fs::is_directory(dir, ec)) {
+      // Absent is an empty listing; a folder that cannot be looked at is an error, not empty.
+      if (!ec || ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory) {
+        return status::success();
+      }
+      return status(error_code::io_error, fmt::format("cannot access {}: {}", dir.string(), ec.message()));
+    }
     const std::string dir_string = dir.string();
-    fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+    fs::recursive_directory_iterator it(dir, ec);
     if (ec) {
       return status(error_code::io_error, fmt::format("cannot list {}: {}", dir_string, ec.message()));
     }
@@ -389,7 +375,7 @@ struct catalog::state {
 
   // ---- index files ----
   bool load_index_file(const std::string& rel, const step_file_name& name, detail::index_json_parser& parser) {
-    const auto size = io::read_file(root / rel, index_buffer);
+    const auto size = io::read_file(root / rel, index_buffer, io::json_file_limit_bytes);
     if (!size.has_value()) {
       const status s = size.error_status();
       warn(rel, s.code(), fmt::format("index file {}: cannot read: {}", rel, s.message()));
@@ -401,6 +387,12 @@ struct catalog::state {
       warn(rel, parsed.code(), fmt::format("index file {} (step {}, worker {}): {}", rel, name.step,
                                            name.worker, parsed.message()));
       return false;
+    }
+    for (const std::string& key : scratch.unknown_keys) {
+      warn(rel, error_code::data_loss,
+           fmt::format("index file {}: unknown key \"{}\" ignored (expected meta, tensor_payload, "
+                       "shape_payload){}",
+                       rel, key, scratch.tensors.empty() ? "; no tensor records loaded from it" : ""));
     }
     const worker_id w = intern_worker(name.worker);
     if (const auto it = block_of.find({name.step, w}); it != block_of.end()) {
@@ -478,9 +470,8 @@ struct catalog::state {
 
   // ---- collections ----
   void parse_collections_file(const std::string& rel) {
-    std::string error;
-    if (!read_text_file(root / rel, text_buffer, error)) {
-      warn(rel, error_code::io_error, fmt::format("collections file {}: cannot read: {}", rel, error));
+    if (const status read = io::read_text_file(root / rel, text_buffer); !read.ok()) {
+      warn(rel, read.code(), fmt::format("collections file {}: cannot read: {}", rel, read.message()));
       return;
     }
     using ojson = nlohmann::ordered_json;
@@ -811,10 +802,20 @@ struct catalog::state {
     return it != step_infos.end() && it->step == step ? &*it : nullptr;
   }
   [[nodiscard]] bool tensor_in_collection(tensor_id t, std::size_t c) const {
+    const auto found = find_in_collection(t, c);
+    return found.has_value() && *found;
+  }
+  /// tensor_in_collection, with an undecidable regex match as an error naming the collection.
+  [[nodiscard]] result<bool> find_in_collection(tensor_id t, std::size_t c) const {
     const std::string& name = tensor_names[t];
     const auto& names = collection_names_sorted[c];
     if (std::binary_search(names.begin(), names.end(), name)) return true;
-    return search_any(collection_regexes[c], name);
+    auto found = find_any(collection_regexes[c], name);
+    if (!found) {
+      return status(found.error_status().code(),
+                    fmt::format("collection '{}': {}", collections[c].name, found.error_status().message()));
+    }
+    return found;
   }
   [[nodiscard]] std::optional<std::size_t> collection_index(std::string_view name) const {
     for (std::size_t i = 0; i < collections.size(); ++i) {
@@ -1008,9 +1009,12 @@ result<std::vector<tensor_id>> catalog::select(std::span<const std::string> coll
   }
   std::vector<tensor_id> out;
   for (const tensor_id t : state_->sorted_tensors) {
-    bool take = search_any(compiled, state_->tensor_names[t]);
-    for (std::size_t k = 0; !take && k < chosen.size(); ++k) take = state_->tensor_in_collection(t, chosen[k]);
-    if (take) out.push_back(t);
+    auto take = find_any(compiled, state_->tensor_names[t]);
+    for (std::size_t k = 0; take && !*take && k < chosen.size(); ++k) {
+      take = state_->find_in_collection(t, chosen[k]);
+    }
+    if (!take) return take.error_status();  // a regex that PCRE2 cannot decide: never "no match"
+    if (*take) out.push_back(t);
   }
   return out;
 }
