@@ -148,8 +148,6 @@ class record_fetcher {
                              const io::event_record*& out);
 
  private:
-  std::filesystem::path open_path_;
-  std::optional<io::file_reader> reader_;
   io::record_read_buffers buffers_;
   io::event_record event_;
 };
