@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "host/report/skipped_json.hpp"
 #include "trialstat/live/watcher.hpp"
 
 namespace trialstat::live {
@@ -93,6 +94,7 @@ std::string event_json(const watch_event& e) {
         if (!e.result->status_details.empty()) row["status_details"] = e.result->status_details;
         auto& findings = row["findings"] = json::array();
         for (const auto& f : e.result->findings) findings.push_back(finding_json(f));
+        report::detail::add_skipped_json(*e.result, row);
       }
       break;
     case event_kind::end:

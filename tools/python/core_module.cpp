@@ -579,8 +579,9 @@ nb::list evaluate_rules(py_trial& t,
                         const std::vector<std::tuple<std::string, std::string,
                                                      std::map<std::string, std::string>>>& specs,
                         const std::string& device, std::optional<int64_t> begin,
-                        std::optional<int64_t> end) {
-  const auto options = make_options(device, begin, end);
+                        std::optional<int64_t> end, bool strict) {
+  auto options = make_options(device, begin, end);
+  options.strict = strict;
   std::vector<pipeline::rule_invocation> invocations;
   for (const auto& [configuration_name, rule_name, params] : specs) {
     pipeline::rule_invocation inv;
@@ -610,9 +611,14 @@ nb::list evaluate_rules(py_trial& t,
       findings.append(nb::make_tuple(f.rule, f.step, static_cast<int>(f.mode), f.mode_step,
                                      f.tensor, f.worker, f.value, f.message));
     }
+    nb::list skipped;  // records the verdict could not see (issue 12)
+    for (const auto& k : r.skipped) {
+      skipped.append(nb::make_tuple(k.tensor, k.worker, k.step, k.file, k.offset_bytes,
+                                    k.saved_reduction, k.reason.to_string()));
+    }
     out.append(nb::make_tuple(r.configuration_name, r.rule_name,
                               std::string(rules::rule_status_name(r.status)), r.status_details,
-                              findings));
+                              findings, skipped, r.warnings));
   }
   return out;
 }
@@ -724,7 +730,8 @@ NB_MODULE(_core, m) {
         for_each_step(t, req, std::move(callback));
       }, "tensors"_a, "ratio_tensors"_a, "step_begin"_a.none(), "step_end"_a.none(), "device"_a,
          "histogram_bins"_a, "saved_reductions"_a, "callback"_a, "log_histogram"_a = false)
-      .def("evaluate_rules", &evaluate_rules, "rules"_a, "device"_a, "step_begin"_a.none(), "step_end"_a.none());
+      .def("evaluate_rules", &evaluate_rules, "rules"_a, "device"_a, "step_begin"_a.none(), "step_end"_a.none(),
+           "strict"_a = false);
 
   m.def("parse_rule_config", &parse_rule_config, "text"_a, "source"_a = "<rule config>");
   m.def("builtin_rule_names", &rules::builtin_rule_names);

@@ -29,6 +29,7 @@ struct rules_options {
   std::string device = "auto";
   int64_t pinned_mb = 256;  // --pinned-mb: CUDA staging memory
   std::size_t max_findings = 20;
+  bool strict = false;  // --strict: an unreadable record is an error (exit 2)
 };
 
 /// --rule/--param flags as rule invocations.
@@ -49,6 +50,7 @@ int run_rules(const rules_options& o) {
     return report_error(status(error_code::invalid_argument, "--pinned-mb must be in [1, 1048576]"));
   }
   options->pinned_pool_bytes = static_cast<std::size_t>(o.pinned_mb) << 20;
+  options->strict = o.strict;
   if (!o.steps.empty()) {
     auto range = parse_step_range(o.steps);
     if (!range) return report_error(range.error_status());
@@ -76,6 +78,7 @@ int run_rules(const rules_options& o) {
   auto results = pipeline::evaluate_rules(*opened, invocations, *options);
   if (!results) return report_error(results.error_status());
   report::write_rule_results(*results, *format, stdout, o.max_findings);
+  report_skipped(*results);
 
   const auto any = [&](rules::rule_status s) {
     return std::any_of(results->begin(), results->end(), [&](const auto& r) { return r.status == s; });
@@ -102,6 +105,9 @@ void add_rules_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--format", o->format, "table (text) or json (one object per rule)")->capture_default_str();
   cmd->add_option("--max-findings", o->max_findings, "Findings listed per rule in text output (0 = all)")->capture_default_str();
   cmd->add_option("--device", o->device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
+  cmd->add_flag("--strict", o->strict,
+                "A record that cannot be read (cut short, corrupt, file missing) makes the rules "
+                "that needed it Error (exit 2) instead of a warning");
   cmd->add_option("--pinned-mb", o->pinned_mb,
                   "CUDA backend: pinned host staging memory in MiB (8 buffers; a tensor larger than "
                   "one buffer is split)")->capture_default_str();

@@ -25,6 +25,7 @@ struct stats_options {
   int bins = stats::default_histogram_bins;
   bool no_reductions = false;
   bool log_hist = false;  // --log-hist: fixed log-scale histograms (JSON only)
+  bool strict = false;    // --strict: a record that cannot be read is an error (exit 2)
 };
 
 int run_stats(const stats_options& o) {
@@ -83,12 +84,16 @@ int run_stats(const stats_options& o) {
         fmt::print(stderr, "warning: {}\n", r.raw_status.to_string());
         ++failed;
       }
+      for (const auto& problem : r.reduction_problems) {  // saved reductions: never silent
+        fmt::print(stderr, "warning: saved reduction: {}\n", problem.reason.to_string());
+        ++failed;
+      }
     }
   });
   writer->finish();
   if (!run) return report_error(run.error_status());
   if (failed > 0) fmt::print(stderr, "trialstat: {} record(s) could not be read (see warnings)\n", failed);
-  return 0;
+  return failed > 0 && o.strict ? 2 : 0;
 }
 
 }  // namespace
@@ -107,6 +112,7 @@ void add_stats_command(CLI::App& app, int* exit_code) {
                 "Also the fixed log-scale histogram (1548 bins, the same for every tensor and step; "
                 "JSON key log_hist, --format json only)");
   cmd->add_flag("--no-reductions", o->no_reductions, "Do not read saved smdebug reductions");
+  cmd->add_flag("--strict", o->strict, "Exit 2 when any record could not be read");
   cmd->add_option("--device", o->device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
   cmd->add_option("--pinned-mb", o->pinned_mb,
                   "CUDA backend: pinned host staging memory in MiB (8 buffers; a tensor larger than "

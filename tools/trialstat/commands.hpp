@@ -48,6 +48,10 @@ struct step_range {
     const std::vector<std::string>& rule_names, const std::vector<std::string>& params,
     const std::vector<std::string>& order);
 
+/// Print each record the rules could not read (file, byte offset, reason; each once) and a count
+/// to stderr. Returns the number of distinct records.
+std::size_t report_skipped(std::span<const pipeline::rule_result> results);
+
 /// Print "trialstat: <status>" to stderr and return exit code 2.
 int report_error(const status& s);
 

@@ -65,6 +65,10 @@ struct pipeline_options {
   /// step — nothing of it is emitted — and report it in `pipeline_counters::unfinished_step`. The
   /// next `advance` retries it. Off (the default), such records fail individually (`raw_status`).
   bool stop_at_unfinished_records = false;
+  /// Strict reading (`--strict`, issue 12): in a rule session, a rule whose tensors have a record
+  /// that cannot be read (`rule_result::skipped`) ends Error at once instead of concluding
+  /// without it. Off: the record is reported as skipped and the rule goes on.
+  bool strict = false;
 };
 
 /// @brief Counters of one run (for reports and benchmarks).
