@@ -23,6 +23,8 @@
 
 #include <fmt/format.h>
 
+#include "trialstat/io/file_reader.hpp"
+
 extern char** environ;  // NOLINT: POSIX
 
 namespace trialstat::actions {
@@ -84,9 +86,8 @@ bool stop_signal_passed(const fs::path& path, std::chrono::system_clock::time_po
                         std::chrono::seconds grace) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return false;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return true;  // unreadable counts as finished (RULES §1)
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;  // a regular file of at most 4 KiB (a FIFO must not hang the watch)
+  if (!io::read_text_file(path, text, 4096).ok()) return true;  // unreadable: finished (RULES §1)
   std::size_t begin = 0, end = text.size();
   while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
   while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;

@@ -27,6 +27,7 @@ struct trialstat_trial {
   std::vector<trialstat::trial::worker_id> sorted_workers;
   std::vector<uint32_t> worker_rank;
   std::vector<std::string> warnings;
+  bool strict = false;  // trialstat_set_strict: unreadable records make rules Error
 
   explicit trialstat_trial(trialstat::trial::catalog c) : catalog(std::move(c)) { reindex(); }
 
@@ -284,6 +285,7 @@ trialstat_status evaluate(trialstat_trial* trial,
                           const char* device, trialstat_rule_results** out) {
   auto options = make_options(device);
   if (!options) return fail(options.error_status());
+  options->strict = trial->strict;
   auto run = trialstat::pipeline::evaluate_rules(trial->catalog, invocations, *options);
   if (!run) return fail(run.error_status());
   auto results = std::make_unique<trialstat_rule_results>();
@@ -582,3 +584,30 @@ trialstat_status trialstat_rule_result_finding(const trialstat_rule_results* res
 }
 
 }  // extern "C"
+
+void trialstat_set_strict(trialstat_trial* trial, int strict) {
+  if (trial) trial->strict = strict != 0;
+}
+
+size_t trialstat_rule_result_num_skipped(const trialstat_rule_results* results, size_t rule) {
+  if (!results || rule >= results->results.size()) return 0;
+  return results->results[rule].skipped.size();
+}
+
+trialstat_status trialstat_rule_result_skipped(const trialstat_rule_results* results, size_t rule,
+                                               size_t index, trialstat_skipped_record* out) {
+  if (!results || !out) return fail(TRIALSTAT_INVALID_ARGUMENT, "NULL argument");
+  if (rule >= results->results.size() || index >= results->results[rule].skipped.size()) {
+    return fail(TRIALSTAT_NOT_FOUND, fmt::format("no skipped record {} of rule {}", index, rule));
+  }
+  const auto& k = results->results[rule].skipped[index];
+  out->tensor = k.tensor.c_str();
+  out->worker = k.worker.c_str();
+  out->step = k.step;
+  out->file = k.file.c_str();
+  out->offset_bytes = k.offset_bytes;
+  out->saved_reduction = k.saved_reduction ? 1 : 0;
+  out->code = static_cast<trialstat_status>(k.reason.code());
+  out->reason = k.reason.message().c_str();
+  return TRIALSTAT_OK;
+}

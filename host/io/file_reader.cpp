@@ -3,14 +3,18 @@
 #include "trialstat/io/file_reader.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <limits>
+#include <mutex>
 #include <new>
 #include <utility>
 
@@ -52,12 +56,98 @@ int64_t pread_fully(int fd, uint64_t offset_bytes, std::byte* out, std::size_t s
   return static_cast<int64_t>(done);
 }
 
+/// out_of_memory naming the file when `size_bytes` exceeds the caller's cap for whole reads.
+status check_size_limit(const std::filesystem::path& path, uint64_t size_bytes, uint64_t max_bytes) {
+  if (size_bytes <= max_bytes) return status::success();
+  return status(error_code::out_of_memory,
+                fmt::format("{}: file of {} bytes is larger than the limit of {} bytes for this "
+                            "kind of file; not read",
+                            path.string(), size_bytes, max_bytes));
+}
+
+// ---- SIGBUS guard of mappings ----------------------------------------------------------------
+// A file truncated while mapped: reads of its lost pages raise SIGBUS. The handler looks the
+// address up in a fixed table of live mappings (lock-free: atomics only, async-signal-safe),
+// maps a zero page over the lost one, flags the mapping and returns, so the read is retried and
+// sees zeros; the owner checks `damaged()` afterwards. Faults elsewhere go to the previous handler.
+
+struct guard_slot {
+  std::atomic<uintptr_t> begin{0};  // 0: free
+  std::atomic<uintptr_t> end{0};
+  std::atomic<bool> damaged{false};
+};
+guard_slot guard_table[mapped_guard_slots];
+struct sigaction previous_sigbus {};
+uintptr_t guard_page_bytes = 4096;
+
+extern "C" void on_sigbus(int signal_number, siginfo_t* info, void* context) {
+  const auto address = reinterpret_cast<uintptr_t>(info->si_addr);
+  for (guard_slot& slot : guard_table) {
+    const uintptr_t begin = slot.begin.load(std::memory_order_acquire);
+    if (begin == 0 || address < begin || address >= slot.end.load(std::memory_order_acquire)) continue;
+    void* page = reinterpret_cast<void*>(address & ~(guard_page_bytes - 1));
+    if (::mmap(page, guard_page_bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
+        MAP_FAILED) {
+      slot.damaged.store(true, std::memory_order_release);
+      return;  // the faulting read is retried and sees zeros
+    }
+    break;
+  }
+  if ((previous_sigbus.sa_flags & SA_SIGINFO) != 0 && previous_sigbus.sa_sigaction != nullptr) {
+    previous_sigbus.sa_sigaction(signal_number, info, context);
+    return;
+  }
+  if (previous_sigbus.sa_handler != SIG_DFL && previous_sigbus.sa_handler != SIG_IGN &&
+      previous_sigbus.sa_handler != nullptr) {
+    previous_sigbus.sa_handler(signal_number);
+    return;
+  }
+  ::signal(SIGBUS, SIG_DFL);  // not ours: returning re-runs the access, which now kills as before
+}
+
+void install_sigbus_guard() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    guard_page_bytes = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    struct sigaction action {};
+    action.sa_sigaction = &on_sigbus;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGBUS, &action, &previous_sigbus);
+  });
+}
+
+/// A free guard slot for [begin, end), or −1 when all are taken.
+int acquire_guard(uintptr_t begin, uintptr_t end) {
+  install_sigbus_guard();
+  for (std::size_t i = 0; i < mapped_guard_slots; ++i) {
+    uintptr_t expected = 0;
+    guard_slot& slot = guard_table[i];
+    // Reserve (begin = 1 matches no address while end is 0), fill, then publish.
+    if (!slot.begin.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) continue;
+    slot.damaged.store(false, std::memory_order_relaxed);
+    slot.end.store(end, std::memory_order_release);
+    slot.begin.store(begin, std::memory_order_release);
+    return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void release_guard(int index) {
+  if (index < 0) return;
+  guard_slot& slot = guard_table[index];
+  slot.end.store(0, std::memory_order_release);
+  slot.begin.store(0, std::memory_order_release);
+}
+
 }  // namespace
 
 result<file_reader> file_reader::open(const std::filesystem::path& path) {
   int fd = -1;
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat below then refuses anything
+  // that is not a regular file (regular files ignore O_NONBLOCK for reads).
   do {
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) {
     const int err = errno;
@@ -131,7 +221,8 @@ status file_reader::read_at(uint64_t offset_bytes, std::span<std::byte> out) con
 mapped_bytes::mapped_bytes(mapped_bytes&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       mapped_total_(std::exchange(other.mapped_total_, 0)),
-      size_bytes_(std::exchange(other.size_bytes_, 0)) {}
+      size_bytes_(std::exchange(other.size_bytes_, 0)),
+      guard_(std::exchange(other.guard_, -1)) {}
 
 mapped_bytes& mapped_bytes::operator=(mapped_bytes&& other) noexcept {
   if (this != &other) {
@@ -139,6 +230,7 @@ mapped_bytes& mapped_bytes::operator=(mapped_bytes&& other) noexcept {
     data_ = std::exchange(other.data_, nullptr);
     mapped_total_ = std::exchange(other.mapped_total_, 0);
     size_bytes_ = std::exchange(other.size_bytes_, 0);
+    guard_ = std::exchange(other.guard_, -1);
   }
   return *this;
 }
@@ -147,11 +239,16 @@ mapped_bytes::~mapped_bytes() { reset(); }
 
 void mapped_bytes::reset() noexcept {
   if (data_ != nullptr) {
+    release_guard(std::exchange(guard_, -1));  // before the pages go: no stale match
     ::munmap(const_cast<std::byte*>(data_), mapped_total_);
     data_ = nullptr;
     mapped_total_ = 0;
     size_bytes_ = 0;
   }
+}
+
+bool mapped_bytes::damaged() const noexcept {
+  return guard_ >= 0 && guard_table[guard_].damaged.load(std::memory_order_acquire);
 }
 
 result<mapped_bytes> file_reader::map_all() const {
@@ -173,22 +270,33 @@ result<mapped_bytes> file_reader::map_all() const {
     return status(error_code::io_error, fmt::format("{}: cannot reserve {} bytes to map the file: {}",
                                                     path_.string(), total, errno_text(err)));
   }
+  const auto begin = reinterpret_cast<uintptr_t>(region);
+  const int guard = acquire_guard(begin, begin + total);  // before MAP_POPULATE touches pages
+  if (guard < 0) {
+    ::munmap(region, total);
+    return status(error_code::io_error,
+                  fmt::format("{}: {} guarded mappings are in use; read the file instead",
+                              path_.string(), mapped_guard_slots));
+  }
   if (size > 0) {
     void* file = ::mmap(region, size, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd_, 0);
     if (file == MAP_FAILED) {
       const int err = errno;
+      release_guard(guard);
       ::munmap(region, total);
       return status(error_code::io_error, fmt::format("{}: cannot map {} bytes: {}", path_.string(),
                                                       size, errno_text(err)));
     }
   }
-  return mapped_bytes(static_cast<const std::byte*>(region), total, size);
+  return mapped_bytes(static_cast<const std::byte*>(region), total, size, guard);
 }
 
-result<uint64_t> read_file(const std::filesystem::path& path, std::vector<std::byte>& out) {
+result<uint64_t> read_file(const std::filesystem::path& path, std::vector<std::byte>& out,
+                           uint64_t max_bytes) {
   auto file = file_reader::open(path);
   if (!file) return file.error_status();
   const uint64_t size_bytes = file->size_bytes();
+  TRIALSTAT_RETURN_IF_ERROR(check_size_limit(path, size_bytes, max_bytes));
   if (size_bytes > std::numeric_limits<std::size_t>::max() - record_padding_bytes) {
     return status(error_code::io_error,
                   fmt::format("{}: file of {} bytes does not fit in memory", path.string(),
@@ -197,7 +305,7 @@ result<uint64_t> read_file(const std::filesystem::path& path, std::vector<std::b
   const auto size = static_cast<std::size_t>(size_bytes);
   try {
     out.resize(size + record_padding_bytes);
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception&) {  // bad_alloc, length_error
     return status(error_code::out_of_memory,
                   fmt::format("{}: cannot allocate {} bytes to read the file", path.string(),
                               size + record_padding_bytes));
@@ -209,6 +317,22 @@ result<uint64_t> read_file(const std::filesystem::path& path, std::vector<std::b
     return status(error_code::io_error, read.message());
   }
   return size_bytes;
+}
+
+status read_text_file(const std::filesystem::path& path, std::string& out, uint64_t max_bytes) {
+  auto file = file_reader::open(path);
+  if (!file) return file.error_status();
+  const uint64_t size_bytes = file->size_bytes();
+  TRIALSTAT_RETURN_IF_ERROR(check_size_limit(path, size_bytes, max_bytes));
+  try {
+    out.resize(static_cast<std::size_t>(size_bytes));
+  } catch (const std::exception&) {
+    return status(error_code::out_of_memory,
+                  fmt::format("{}: cannot allocate {} bytes to read the file", path.string(), size_bytes));
+  }
+  const status read = file->read_at(0, std::as_writable_bytes(std::span<char>(out.data(), out.size())));
+  if (!read.ok()) return status(error_code::io_error, read.message());
+  return status::success();
 }
 
 }  // namespace trialstat::io

@@ -27,9 +27,15 @@ status local_source::list(std::string_view sub, std::string_view start_after,
   out.clear();
   const fs::path dir = root_ / sub;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return status::success();
+  if (!fs::is_directory(dir, ec)) {
+    // Absent is an empty listing; a folder that cannot be looked at is an error, not empty.
+    if (!ec || ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory) {
+      return status::success();
+    }
+    return status(error_code::io_error, fmt::format("cannot access {}: {}", dir.string(), ec.message()));
+  }
   const std::string dir_string = dir.string();
-  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  fs::recursive_directory_iterator it(dir, ec);
   if (ec) {
     return status(error_code::io_error, fmt::format("cannot list {}: {}", dir_string, ec.message()));
   }
@@ -51,8 +57,9 @@ status local_source::list(std::string_view sub, std::string_view start_after,
   return status::success();
 }
 
-result<uint64_t> local_source::read_object(std::string_view key, std::vector<std::byte>& out) const {
-  return read_file(root_ / key, out);
+result<uint64_t> local_source::read_object(std::string_view key, std::vector<std::byte>& out,
+                                           uint64_t max_bytes) const {
+  return read_file(root_ / key, out, max_bytes);
 }
 
 result<std::optional<uint64_t>> local_source::object_size(std::string_view key) const {

@@ -21,7 +21,8 @@ class local_source final : public trial_source {
   [[nodiscard]] status check_root() const override;
   [[nodiscard]] status list(std::string_view sub, std::string_view start_after,
                             std::vector<object_info>& out) const override;
-  [[nodiscard]] result<uint64_t> read_object(std::string_view key, std::vector<std::byte>& out) const override;
+  [[nodiscard]] result<uint64_t> read_object(std::string_view key, std::vector<std::byte>& out,
+                                             uint64_t max_bytes = UINT64_MAX) const override;
   [[nodiscard]] result<std::optional<uint64_t>> object_size(std::string_view key) const override;
   [[nodiscard]] result<std::unique_ptr<object_reader>> open(std::string_view key) const override;
 

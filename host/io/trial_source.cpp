@@ -58,10 +58,11 @@ status object_reader::read_ranges(std::span<const byte_range> ranges, std::byte*
   return status::success();
 }
 
-void trial_source::read_objects(std::span<const std::string> keys, const object_callback& on_object) const {
+void trial_source::read_objects(std::span<const std::string> keys, const object_callback& on_object,
+                                uint64_t max_bytes) const {
   std::vector<std::byte> buffer;
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    auto size = read_object(keys[i], buffer);
+    auto size = read_object(keys[i], buffer, max_bytes);
     if (!size) {
       on_object(i, size.error_status());
     } else {

@@ -222,6 +222,13 @@ class watch_loop {
 
   /// Status transitions and findings since the last call; the actions of rules that fired.
   void report_rules() {
+    const auto skipped = session_->skipped();  // records no verdict saw: one warning each
+    for (; skipped_seen_ < skipped.size(); ++skipped_seen_) {
+      const pipeline::skipped_record& k = skipped[skipped_seen_];
+      warning(fmt::format("{} at step {} [{}]{}: could not be read, rules did not see it: {}", k.tensor,
+                          k.step, k.worker, k.saved_reduction ? " (saved reduction)" : "",
+                          k.reason.to_string()));
+    }
     const auto& results = session_->results();
     for (const auto& t : session_->take_transitions()) {
       const pipeline::rule_result& r = results[t.rule];
@@ -401,6 +408,7 @@ class watch_loop {
   std::vector<pipeline::rule_transition> fired_;
   std::optional<int> exit_status_;
   std::size_t warnings_seen_ = 0;
+  std::size_t skipped_seen_ = 0;
   int64_t steps_evaluated_ = 0;
   std::string last_waiting_;
   std::string last_refresh_error_;

@@ -8,6 +8,8 @@
 #include <string>
 #include <tuple>
 
+#include <fmt/format.h>
+
 namespace trialstat::pipeline {
 namespace {
 
@@ -28,6 +30,17 @@ struct catalog_signature {
 
 }  // namespace
 
+bool is_unreadable(const status& s) noexcept {
+  switch (s.code()) {
+    case error_code::ok:
+    case error_code::not_found:          // not saved (shape or reductions only)
+    case error_code::unsupported_dtype:  // saved, but not numeric (strings)
+      return false;
+    default:
+      return true;
+  }
+}
+
 struct rule_session::state {
   const trial::catalog& trial;
   std::vector<rule_invocation> invocations;
@@ -35,6 +48,8 @@ struct rule_session::state {
   std::vector<std::size_t> active;          // indices of rules that prepared successfully
   std::vector<std::size_t> reported;        // per rule: findings already handed out
   std::vector<rule_transition> transitions;
+  std::vector<std::vector<trial::tensor_id>> watched;  // per rule: its requested tensors, sorted
+  std::vector<skipped_record> skipped;       // every unreadable record of the run
   std::optional<statistics_stream> stream;
   statistics_source source;                 // replaces stream->advance when set (not live)
   std::optional<int64_t> source_last_step;
@@ -79,12 +94,23 @@ struct rule_session::state {
     for (const std::size_t i : std::vector<std::size_t>(active)) {
       // Prepare into a private plan first, so a rule that fails halfway adds nothing.
       plan::read_plan own;
+      (void)rules::take_prepare_warnings();
       status prepared = invocations[i].rule->prepare(trial, own);
+      for (std::string& w : rules::take_prepare_warnings()) {
+        auto& mine = results[i].warnings;
+        if (std::find(mine.begin(), mine.end(), w) == mine.end()) mine.push_back(std::move(w));
+      }
       if (!prepared.ok()) {
         drop(i, prepared);
         continue;
       }
-      for (const auto& [tensor, request] : own.requests()) merged.request(tensor, request);
+      std::vector<trial::tensor_id>& mine = watched[i];
+      mine.clear();
+      for (const auto& [tensor, request] : own.requests()) {
+        merged.request(tensor, request);
+        mine.push_back(tensor);
+      }
+      std::sort(mine.begin(), mine.end());
     }
     for (const std::size_t i : active) invocations[i].rule->plan_ready(merged);
     prepared_for = catalog_signature::of(trial);
@@ -98,6 +124,44 @@ struct rule_session::state {
       for (auto& w : invocations[i].rule->take_warnings()) results[i].warnings.push_back(std::move(w));
       status problem = invocations[i].rule->evaluation_status();
       if (!problem.ok()) drop(i, problem);
+    }
+  }
+
+  /// Note the unreadable records of a step: for the run, and for each rule that asked for them.
+  void note_skipped(const plan::step_statistics& step) {
+    for (const plan::statistics_record& r : step.records) {
+      const bool raw_lost = is_unreadable(r.raw_status);
+      if (!raw_lost && r.reduction_problems.empty()) continue;
+      const trial::tensor_entry* entry = trial.find_entry(r.tensor, r.step, r.worker);
+      const auto add = [&](const trial::record_location* where, bool reduction, const status& why) {
+        skipped_record k;
+        k.tensor = trial.tensor_names()[r.tensor];
+        k.worker = trial.workers()[r.worker];
+        k.step = r.step;
+        if (where != nullptr) {
+          k.file = trial.event_file(where->event_file).string();
+          k.offset_bytes = where->start_bytes;
+        }
+        k.saved_reduction = reduction;
+        k.reason = why;
+        for (const std::size_t i : active) {
+          if (std::binary_search(watched[i].begin(), watched[i].end(), r.tensor)) {
+            results[i].skipped.push_back(k);
+          }
+        }
+        skipped.push_back(std::move(k));
+      };
+      if (raw_lost) add(entry != nullptr && entry->raw ? &*entry->raw : nullptr, false, r.raw_status);
+      for (const auto& problem : r.reduction_problems) add(&problem.location, true, problem.reason);
+    }
+    if (!options.strict) return;
+    for (const std::size_t i : std::vector<std::size_t>(active)) {
+      if (results[i].skipped.empty()) continue;
+      const skipped_record& first = results[i].skipped.front();
+      drop(i, status(first.reason.code(),
+                     fmt::format("strict: {} record(s) of this rule's tensors could not be read; "
+                                 "first: {}",
+                                 results[i].skipped.size(), first.reason.message())));
     }
   }
 
@@ -119,6 +183,7 @@ struct rule_session::state {
       if (active.empty()) return progress;
     }
     const step_callback on_step = [&](const plan::step_statistics& step) {
+      note_skipped(step);
       for (const std::size_t i : active) {
         invocations[i].rule->evaluate_step(trial, step, results[i].findings);
       }
@@ -141,6 +206,7 @@ rule_session::rule_session(const trial::catalog& trial, std::vector<rule_invocat
   state& s = *state_;
   if (!live) s.source = std::move(source);
   s.results.resize(s.invocations.size());
+  s.watched.resize(s.invocations.size());
   s.reported.assign(s.invocations.size(), 0);
   for (std::size_t i = 0; i < s.invocations.size(); ++i) {
     rule_invocation& invocation = s.invocations[i];
@@ -219,6 +285,8 @@ std::vector<std::pair<std::size_t, std::size_t>> rule_session::take_new_findings
 std::optional<int64_t> rule_session::last_step() const noexcept {
   return state_->stream ? state_->stream->last_step() : std::nullopt;
 }
+
+std::span<const skipped_record> rule_session::skipped() const noexcept { return state_->skipped; }
 
 bool rule_session::any_in_progress() const noexcept {
   return std::any_of(state_->results.begin(), state_->results.end(), [](const rule_result& r) {

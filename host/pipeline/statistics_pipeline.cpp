@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <filesystem>
 #include <mutex>
 #include <thread>
@@ -220,19 +221,41 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
       detail::step_batch* batch = exchange.take_free();
       if (batch == nullptr) return;  // the consumer stopped
       status& unfinished = s.unfinished[batch == &s.batches[0] ? 0 : 1];
-      unfinished = s.options.stop_at_unfinished_records ? check_step_files(s.trial, s.plan, info)
-                                                        : status::success();
-      if (unfinished.ok()) {
-        (void)reader.read_step(info, *batch);
-      } else {
-        batch->info = info;  // not read: the consumer stops before it
+      batch->failure = status::success();
+      try {  // no exception may leave this thread (std::terminate): it becomes the run's error
+        unfinished = s.options.stop_at_unfinished_records ? check_step_files(s.trial, s.plan, info)
+                                                          : status::success();
+        if (unfinished.ok()) {
+          (void)reader.read_step(info, *batch);
+        } else {
+          batch->info = info;  // not read: the consumer stops before it
+        }
+      } catch (const std::exception& e) {
+        batch->info = info;
+        batch->failure = status(error_code::out_of_memory,
+                                fmt::format("step {}: reading failed: {}", info.step, e.what()));
       }
       exchange.give_full(batch);
     }
   });
+  // The reader thread is joined however this function leaves (a callback may throw).
+  struct join_reader {
+    batch_exchange& exchange;
+    std::thread& thread;
+    ~join_reader() {
+      exchange.close();
+      thread.join();
+    }
+  } joiner{exchange, reader_thread};
   status failure;
   for (std::size_t i = 0; i < todo.size(); ++i) {
     detail::step_batch* batch = exchange.take_full();
+    if (batch == nullptr) break;
+    if (!batch->failure.ok()) {
+      failure = batch->failure;
+      exchange.close();
+      break;
+    }
     if (s.options.stop_at_unfinished_records) {
       status unfinished = s.unfinished[batch == &s.batches[0] ? 0 : 1];
       for (const auto& r : batch->records) {
@@ -251,6 +274,7 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
       exchange.close();
       break;
     }
+    detail::discard_damaged(*batch);  // a mapped file truncated meanwhile: no zeros as values
     counters.steps += 1;
     counters.records += static_cast<int64_t>(batch->records.size());
     counters.bytes_read += batch->bytes_read;
@@ -261,7 +285,6 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
     exchange.give_free(batch);
     if (progress != nullptr) progress->advance(1, todo_bytes[i]);
   }
-  reader_thread.join();
   if (progress != nullptr) progress->end();
   if (!failure.ok()) return failure;
   return counters;

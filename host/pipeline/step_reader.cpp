@@ -2,6 +2,8 @@
 #include "host/pipeline/step_reader.hpp"
 
 #include <algorithm>
+#include <exception>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -31,18 +33,45 @@ result<int64_t> event_file_bytes::load(const io::object_reader& reader, const st
                                        std::size_t whole_file_limit_bytes, memory::pinned_pool* pool,
                                        bool map, std::size_t map_min_bytes) {
   mapping_.reset();
-  uint64_t wanted = 0;
-  for (const auto& r : ranges) wanted += r.length_bytes;
-  const io::file_reader* local = reader.local_file();
   ranges_.clear();
+  const io::file_reader* local = reader.local_file();
+  // Storage for `needed` bytes + padding; lengths come from index files, so the sizes are checked
+  // and a failed allocation is an error (this runs on a reader thread: no exception may leave it).
+  const auto allocate = [&](uint64_t needed) -> result<std::byte*> {
+    if (needed > std::numeric_limits<std::size_t>::max() - io::record_padding_bytes ||
+        needed > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return status(error_code::out_of_memory,
+                    fmt::format("{}: {} bytes to read do not fit in memory", reader.display_name(), needed));
+    }
+    try {
+      return storage(static_cast<std::size_t>(needed) + io::record_padding_bytes, pool);
+    } catch (const std::exception&) {
+      data_ = {};
+      return status(error_code::out_of_memory,
+                    fmt::format("{}: cannot allocate {} bytes for the requested records", reader.display_name(),
+                                needed + io::record_padding_bytes));
+    }
+  };
   if (local == nullptr) {
-    // Remote: only the ranges (the source coalesces nearby ones and fetches them concurrently).
+    // Remote: only the ranges, each in a slot of its length (the source coalesces nearby ones
+    // and fetches them concurrently); the object's size is learnt from what arrives.
     whole_ = false;
     file_size_ = 0;
-    std::byte* out = storage(wanted + io::record_padding_bytes, pool);
+    uint64_t wanted = 0;
+    for (const auto& r : ranges) {
+      if (r.length_bytes > (uint64_t{1} << 40) - wanted) {
+        return status(error_code::out_of_memory,
+                      fmt::format("{}: the {} requested records add up to more than 2^40 bytes (a corrupt "
+                                  "index length?)",
+                                  reader.display_name(), ranges.size()));
+      }
+      wanted += r.length_bytes;
+    }
+    auto out = allocate(wanted);
+    if (!out) return out.error_status();
     available_.resize(ranges.size());
-    TRIALSTAT_RETURN_IF_ERROR(reader.read_ranges(ranges, out, available_));
-    std::fill(out + wanted, out + wanted + io::record_padding_bytes, std::byte{0});
+    TRIALSTAT_RETURN_IF_ERROR(reader.read_ranges(ranges, *out, available_));
+    std::fill(*out + wanted, *out + wanted + io::record_padding_bytes, std::byte{0});
     uint64_t cursor = 0;
     for (std::size_t i = 0; i < ranges.size(); ++i) {
       ranges_.insert_or_assign(ranges[i].offset_bytes, std::make_pair(cursor, available_[i]));
@@ -53,8 +82,23 @@ result<int64_t> event_file_bytes::load(const io::object_reader& reader, const st
   }
   const uint64_t size = local->size_bytes();
   file_size_ = size;
+  // Only the bytes the file has are wanted (a range past the end is reported when its record is
+  // parsed), and their sum is checked against overflow.
+  const auto available = [size](uint64_t start, uint64_t length) {
+    return start < size ? std::min(length, size - start) : uint64_t{0};
+  };
+  uint64_t wanted = 0;
+  for (const auto& [start, length] : ranges) {
+    const uint64_t n = available(start, length);
+    if (n > std::numeric_limits<uint64_t>::max() - wanted) {
+      return status(error_code::out_of_memory,
+                    fmt::format("{}: the {} requested records add up to more than 2^64 bytes",
+                                reader.display_name(), ranges.size()));
+    }
+    wanted += n;
+  }
   // Whole file when most of it is wanted (one sequential read); else only the ranges.
-  whole_ = size <= whole_file_limit_bytes && (wanted * 2 >= size || size <= (uint64_t{1} << 20));
+  whole_ = size <= whole_file_limit_bytes && (wanted >= size / 2 || size <= (uint64_t{1} << 20));
   if (whole_ && map && pool == nullptr && size >= map_min_bytes) {
     // A file system that cannot map (some FUSE mounts) is read below instead.
     if (auto mapped = local->map_all()) {
@@ -63,22 +107,21 @@ result<int64_t> event_file_bytes::load(const io::object_reader& reader, const st
       return static_cast<int64_t>(size);
     }
   }
+  auto out = allocate(whole_ ? size : wanted);
+  if (!out) return out.error_status();
   if (whole_) {
-    std::byte* out = storage(size + io::record_padding_bytes, pool);
-    TRIALSTAT_RETURN_IF_ERROR(local->read_at(0, {out, size}));
-    std::fill(out + size, out + size + io::record_padding_bytes, std::byte{0});
+    TRIALSTAT_RETURN_IF_ERROR(local->read_at(0, {*out, static_cast<std::size_t>(size)}));
+    std::fill(*out + size, *out + size + io::record_padding_bytes, std::byte{0});
     return static_cast<int64_t>(size);
   }
-  std::byte* out = storage(wanted + io::record_padding_bytes, pool);
   uint64_t cursor = 0;
   for (const auto& [start, length] : ranges) {
-    // A range past the end of the file is reported when its record is parsed.
-    const uint64_t available = start < size ? std::min(length, size - start) : 0;
-    if (available > 0) TRIALSTAT_RETURN_IF_ERROR(local->read_at(start, {out + cursor, available}));
-    ranges_.insert_or_assign(start, std::make_pair(cursor, available));
-    cursor += length;
+    const uint64_t n = available(start, length);
+    if (n > 0) TRIALSTAT_RETURN_IF_ERROR(local->read_at(start, {*out + cursor, static_cast<std::size_t>(n)}));
+    ranges_.insert_or_assign(start, std::make_pair(cursor, n));
+    cursor += n;
   }
-  std::fill(out + wanted, out + wanted + io::record_padding_bytes, std::byte{0});
+  std::fill(*out + cursor, *out + cursor + io::record_padding_bytes, std::byte{0});
   return static_cast<int64_t>(wanted);
 }
 
@@ -151,6 +194,8 @@ void step_reader::read_worker_file(const trial::step_info& info,
   const std::optional<trial::file_id> file = collect_ranges(entries);
   if (out.parts.size() <= out.parts_used) out.parts.emplace_back();
   file_part& part = out.parts[out.parts_used++];
+  part.worker = entries.empty() ? 0 : entries.front().worker;
+  part.path = file ? trial_.event_file(*file).string() : std::string();
   part.segments.clear();
   part.segment_records.clear();
   part.fallback.clear();
@@ -181,7 +226,15 @@ void step_reader::read_worker_file(const trial::step_info& info,
     record.mode = info.mode;
     record.mode_step = info.mode_step;
     if (entry.shape) record.shape = *entry.shape;
-    if (request->saved_reductions && file_status.ok()) read_saved_reductions(entry, part.file, record);
+    if (request->saved_reductions) {
+      if (file_status.ok()) {
+        read_saved_reductions(entry, part.file, record);
+      } else {
+        for (const auto& reduction : entry.reductions) {
+          record.reduction_problems.push_back({reduction.location, file_status});
+        }
+      }
+    }
     if (!needs_raw(*request)) continue;
     if (!entry.raw) {
       record.raw_status = status(
@@ -270,11 +323,48 @@ void step_reader::read_saved_reductions(const trial::tensor_entry& entry, const 
   for (const auto& reduction : entry.reductions) {
     const std::string tag = fmt::format("smdebug/reductions/{}{}/{}", reduction.abs ? "abs_" : "",
                                         trial::reduction_name(reduction.op), base_name);
-    if (!decode_record(file, reduction.location, tag).ok()) continue;
-    if (!dtype_is_real_numeric(event_.type) || event_.num_elements != 1) continue;
+    status decoded = decode_record(file, reduction.location, tag);
+    if (decoded.ok() && (!dtype_is_real_numeric(event_.type) || event_.num_elements != 1)) {
+      decoded = status(error_code::data_loss,
+                       fmt::format("{}: record at byte {} ('{}'): a saved reduction must be one "
+                                   "number, found {} {} element(s)",
+                                   trial_.event_file(reduction.location.event_file).string(),
+                                   reduction.location.start_bytes, tag, event_.num_elements,
+                                   dtype_name(event_.type)));
+    }
+    if (!decoded.ok()) {  // reported (rules: skipped records; stats: warnings), never silent
+      record.reduction_problems.push_back({reduction.location, std::move(decoded)});
+      continue;
+    }
     auto m = stats::compute_moments(event_.view());
-    if (!m) continue;
+    if (!m) {
+      record.reduction_problems.push_back({reduction.location, m.error_status()});
+      continue;
+    }
     record.saved_reductions.push_back({reduction.op, reduction.abs, scalar_from_moments(*m), event_.type});
+  }
+}
+
+void discard_damaged(step_batch& batch) {
+  for (std::size_t p = 0; p < batch.parts_used; ++p) {
+    const file_part& part = batch.parts[p];
+    if (!part.file.damaged()) continue;
+    const status why(error_code::truncated_record,
+                     fmt::format("{}: the file shrank below the {} bytes mapped while it was read "
+                                 "(step {}); the record's statistics are discarded",
+                                 part.path, part.file.file_size_bytes(), batch.info.step));
+    for (plan::statistics_record& r : batch.records) {
+      if (r.worker != part.worker || (!r.raw_status.ok() && r.saved_reductions.empty())) continue;
+      plan::statistics_record fresh;
+      fresh.tensor = r.tensor;
+      fresh.worker = r.worker;
+      fresh.step = r.step;
+      fresh.mode = r.mode;
+      fresh.mode_step = r.mode_step;
+      fresh.shape = std::move(r.shape);
+      fresh.raw_status = why;
+      r = std::move(fresh);
+    }
   }
 }
 

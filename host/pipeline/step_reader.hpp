@@ -38,6 +38,9 @@ class event_file_bytes {
   [[nodiscard]] std::span<const std::byte> record(uint64_t start, uint64_t length) const;
   [[nodiscard]] std::span<const std::byte> buffer() const noexcept { return data_; }
   [[nodiscard]] uint64_t file_size_bytes() const noexcept { return file_size_; }
+  /// Whether the bytes were mapped and the file shrank under the mapping while they were read
+  /// (the lost pages read as zeros: io::mapped_bytes::damaged).
+  [[nodiscard]] bool damaged() const noexcept { return mapping_ && mapping_.damaged(); }
 
  private:
   /// `bytes` of storage for the next load: the pool lease when it fits, else `buffer_`.
@@ -56,6 +59,8 @@ class event_file_bytes {
 /// One worker's event file of a step: its bytes, and the batches of segments in them.
 struct file_part {
   event_file_bytes file;
+  trial::worker_id worker = 0;                // whose event file it is
+  std::string path;                           // trial-relative, for messages
   std::vector<std::size_t> segment_records;   // record index per segment of `segments`
   std::vector<stats::segment> segments;       // element bytes inside `file.buffer()`
   std::vector<std::byte> fallback;            // typed-field contents copied out of the decoder
@@ -71,6 +76,7 @@ struct step_batch {
   std::size_t parts_used = 0;
   int64_t bytes_read = 0;
   int64_t tensor_bytes = 0;
+  status failure;  // set by the reader thread when reading threw (the run stops with it)
 };
 
 /// Reads steps; keeps its decoder and range lists across steps. One per reader thread.
@@ -114,6 +120,11 @@ class step_reader {
   io::event_decoder decoder_;
   io::event_record event_;
 };
+
+/// After the batch was computed: the records of every file that shrank under its mapping while
+/// it was read lose their statistics and fail with truncated_record naming the file (their
+/// values were read as zeros). Call before handing the records on.
+void discard_damaged(step_batch& batch);
 
 /// Whether a request needs the raw tensor (anything beyond saved reductions).
 [[nodiscard]] bool needs_raw(const plan::tensor_request& request) noexcept;

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "host/report/skipped_json.hpp"
+
 namespace trialstat::report {
 namespace {
 
@@ -34,7 +36,8 @@ void write_json(std::span<const pipeline::rule_result> results, std::FILE* out) 
                           {"value", number_or_string(f.value)},
                           {"message", f.message}});
     }
-    fmt::print(out, "{}\n", row.dump());
+    detail::add_skipped_json(r, row);
+    fmt::print(out, "{}\n", row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
 }
 
@@ -49,6 +52,11 @@ void write_text(std::span<const pipeline::rule_result> results, std::FILE* out,
     fmt::print(out, "\n");
     if (!r.status_details.empty()) fmt::print(out, "    {}\n", r.status_details);
     for (const auto& w : r.warnings) fmt::print(out, "    warning: {}\n", w);
+    if (!r.skipped.empty()) {
+      fmt::print(out, "    {} record(s) of its tensors could not be read: the verdict did not see "
+                      "them (first: {})\n",
+                 r.skipped.size(), r.skipped.front().reason.to_string());
+    }
     std::size_t shown = 0;
     for (const auto& f : r.findings) {
       if (max_findings != 0 && shown == max_findings) {

@@ -81,11 +81,18 @@ class loss_not_decreasing final : public rule {
   void evaluate(const trial::catalog& trial, const plan::statistics_record& record,
                 loss_state& state, int64_t s, double current,
                 std::vector<finding>& findings) const {
-    const int64_t limit = s - params_.num_steps;
+    // Steps come from index files (any int64): s − num_steps and last + num_steps saturate.
+    int64_t limit = 0;
+    if (__builtin_sub_overflow(s, params_.num_steps, &limit)) return;  // no step lies below
     // Baseline candidate: the largest saved step ≤ s − num_steps.
     while (state.values.size() >= 2 && state.values[1].first <= limit) state.values.pop_front();
     if (state.values.empty() || state.values.front().first > limit) return;
-    if (state.last_evaluation && s < *state.last_evaluation + params_.num_steps) return;
+    int64_t next_evaluation = 0;
+    if (state.last_evaluation &&
+        (__builtin_add_overflow(*state.last_evaluation, params_.num_steps, &next_evaluation) ||
+         s < next_evaluation)) {
+      return;
+    }
     state.last_evaluation = s;
 
     const auto [baseline_step, baseline] = state.values.front();

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <limits>
 #include <system_error>
 
@@ -113,6 +114,11 @@ void parameter_reader::read(std::string_view key, std::optional<double>& value) 
   const std::string* text = lookup(key);
   if (text == nullptr) return;
   if (auto v = parse_float_parameter(*text)) {
+    // NaN compares false with everything: a rule given one could never fire (issue 12).
+    if (std::isnan(*v)) {
+      fail(key, "a float that is a number (NaN makes every comparison false)", *text);
+      return;
+    }
     value = *v;
   } else {
     fail(key, "a float (e.g. 1e-07)", *text);

@@ -2,6 +2,7 @@
 // Rule statuses and the registry of built-in rules (spec/RULES.md §1, §3).
 #include "trialstat/rules/rule.hpp"
 
+#include <algorithm>
 #include <array>
 #include <functional>
 
@@ -86,6 +87,22 @@ std::string implemented_list() {
 }
 
 }  // namespace
+
+namespace {
+thread_local std::vector<std::string> prepare_warnings;  // see take_prepare_warnings
+}  // namespace
+
+void note_prepare_warning(std::string message) {
+  if (std::find(prepare_warnings.begin(), prepare_warnings.end(), message) == prepare_warnings.end()) {
+    prepare_warnings.push_back(std::move(message));
+  }
+}
+
+std::vector<std::string> take_prepare_warnings() {
+  std::vector<std::string> out;
+  out.swap(prepare_warnings);
+  return out;
+}
 
 std::string_view rule_status_name(rule_status s) noexcept {
   switch (s) {

@@ -3,11 +3,12 @@
 #include "trialstat/rules/rule_config.hpp"
 
 #include <charconv>
-#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "trialstat/io/file_reader.hpp"
 
 namespace trialstat::rules {
 namespace {
@@ -187,18 +188,12 @@ result<std::vector<rule_config_entry>> load_rule_config(const std::filesystem::p
     return status(error_code::not_found,
                   fmt::format("{}: rule configuration file not found", file.string()));
   }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    return status(error_code::io_error,
-                  fmt::format("{}: cannot open the rule configuration file", file.string()));
+  // A regular file only (a FIFO must not hang the open), at most io::json_file_limit_bytes.
+  std::string text;
+  if (status read = io::read_text_file(file, text); !read.ok()) {
+    return status(read.code(), fmt::format("rule configuration file: {}", read.message()));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    return status(error_code::io_error,
-                  fmt::format("{}: error reading the rule configuration file", file.string()));
-  }
-  return parse_rule_config(text.str(), file.string());
+  return parse_rule_config(text, file.string());
 }
 
 }  // namespace trialstat::rules

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "trialstat/stats/float64_values.hpp"
 
@@ -39,6 +40,15 @@ result<std::vector<trial::tensor_id>> select_tensors(std::string_view rule,
   if (collections.empty() && regexes.empty()) {
     if (all_when_empty) return trial.sorted_tensor_ids();
     return std::vector<trial::tensor_id>{};
+  }
+  for (const std::string& c : collections) {
+    if (trial.find_collection(c) != nullptr) continue;
+    // smdebug accepts an unknown collection name (it selects nothing): a warning, not an error.
+    std::vector<std::string> known;
+    for (const auto& k : trial.collections()) known.push_back(k.name);
+    note_prepare_warning(fmt::format("{}: collection '{}' is not among the trial's collections ({}); "
+                                     "it selects no tensor",
+                                     rule, c, known.empty() ? "none loaded" : fmt::format("{}", fmt::join(known, ", "))));
   }
   auto selected = trial.select(collections, regexes);
   if (!selected) {
@@ -156,18 +166,11 @@ std::optional<double> finite_max(std::span<const plan::statistics_record* const>
 
 status record_fetcher::fetch(const trial::catalog& trial, const trial::record_location& location,
                              const io::event_record*& out) {
-  const std::string key = trial.event_file(location.event_file).string();
-  if (!reader_ || key != open_key_ || &trial != open_trial_) {
-    reader_.reset();
-    auto opened = trial.source().open(key);
-    if (!opened) return opened.error_status();
-    reader_ = std::move(*opened);
-    open_key_ = key;
-    open_trial_ = &trial;
-  } else {
-    TRIALSTAT_RETURN_IF_ERROR(reader_->refresh_size());  // a live file may have grown
-  }
-  TRIALSTAT_RETURN_IF_ERROR(io::read_tensor_record(*reader_, location.start_bytes,
+  // Opened per fetch (the current size, for a live file): a rule holds no file descriptor
+  // between calls, so thousands of rules in one configuration cannot exhaust them.
+  auto reader = trial.source().open(trial.event_file(location.event_file).string());
+  if (!reader) return reader.error_status();
+  TRIALSTAT_RETURN_IF_ERROR(io::read_tensor_record(**reader, location.start_bytes,
                                                    location.length_bytes, buffers_, event_));
   out = &event_;
   return status::success();

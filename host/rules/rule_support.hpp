@@ -149,9 +149,6 @@ class record_fetcher {
                              const io::event_record*& out);
 
  private:
-  std::string open_key_;
-  const trial::catalog* open_trial_ = nullptr;
-  std::unique_ptr<io::object_reader> reader_;
   io::record_read_buffers buffers_;
   io::event_record event_;
 };

@@ -371,6 +371,12 @@ struct catalog::state {
                                            name.worker, parsed.message()));
       return false;
     }
+    for (const std::string& key : scratch.unknown_keys) {
+      warn(rel, error_code::data_loss,
+           fmt::format("index file {}: unknown key \"{}\" ignored (expected meta, tensor_payload, "
+                       "shape_payload){}",
+                       rel, key, scratch.tensors.empty() ? "; no tensor records loaded from it" : ""));
+    }
     const worker_id w = intern_worker(name.worker);
     if (const auto it = block_of.find({name.step, w}); it != block_of.end()) {
       block& old = blocks[it->second];
@@ -449,9 +455,9 @@ struct catalog::state {
 
   // ---- collections ----
   void parse_collections_file(const std::string& rel) {
-    const auto size = source->read_object(rel, text_buffer);
+    const auto size = source->read_object(rel, text_buffer, io::json_file_limit_bytes);
     if (!size.has_value()) {
-      warn(rel, error_code::io_error,
+      warn(rel, size.error_status().code(),
            fmt::format("collections file {}: cannot read: {}", rel, size.error_status().message()));
       return;
     }
@@ -675,7 +681,7 @@ struct catalog::state {
         }
         blocks.reserve(blocks.size() + remaining);
       }
-    });
+    }, io::json_file_limit_bytes);
 
     if (options.scan_missing_index) {
       if (status listed = list_files("events", files); !listed.ok()) {
@@ -806,10 +812,20 @@ struct catalog::state {
     return it != step_infos.end() && it->step == step ? &*it : nullptr;
   }
   [[nodiscard]] bool tensor_in_collection(tensor_id t, std::size_t c) const {
+    const auto found = find_in_collection(t, c);
+    return found.has_value() && *found;
+  }
+  /// tensor_in_collection, with an undecidable regex match as an error naming the collection.
+  [[nodiscard]] result<bool> find_in_collection(tensor_id t, std::size_t c) const {
     const std::string& name = tensor_names[t];
     const auto& names = collection_names_sorted[c];
     if (std::binary_search(names.begin(), names.end(), name)) return true;
-    return search_any(collection_regexes[c], name);
+    auto found = find_any(collection_regexes[c], name);
+    if (!found) {
+      return status(found.error_status().code(),
+                    fmt::format("collection '{}': {}", collections[c].name, found.error_status().message()));
+    }
+    return found;
   }
   [[nodiscard]] std::optional<std::size_t> collection_index(std::string_view name) const {
     for (std::size_t i = 0; i < collections.size(); ++i) {
@@ -1011,9 +1027,12 @@ result<std::vector<tensor_id>> catalog::select(std::span<const std::string> coll
   }
   std::vector<tensor_id> out;
   for (const tensor_id t : state_->sorted_tensors) {
-    bool take = search_any(compiled, state_->tensor_names[t]);
-    for (std::size_t k = 0; !take && k < chosen.size(); ++k) take = state_->tensor_in_collection(t, chosen[k]);
-    if (take) out.push_back(t);
+    auto take = find_any(compiled, state_->tensor_names[t]);
+    for (std::size_t k = 0; take && !*take && k < chosen.size(); ++k) {
+      take = state_->find_in_collection(t, chosen[k]);
+    }
+    if (!take) return take.error_status();  // a regex that PCRE2 cannot decide: never "no match"
+    if (*take) out.push_back(t);
   }
   return out;
 }

@@ -307,8 +307,9 @@ class index_reader {
           seen_shape_payload_ = true;
           if (!read_shape_payload(arr)) return false;
         }
-      } else if (!validate(v)) {
-        return false;
+      } else {
+        out_.unknown_keys.emplace_back(key);  // reported by the catalog (a misspelt key?)
+        if (!validate(v)) return false;
       }
     }
     return true;

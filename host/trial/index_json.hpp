@@ -41,8 +41,11 @@ struct parsed_index {
   std::vector<tensor_item> tensors;
   std::vector<shape_item> shapes;
   std::vector<int64_t> dims;
+  /// Top-level keys the schema does not use (e.g. a misspelt "tensor_Payload"), in file order.
+  std::vector<std::string> unknown_keys;
 
   void clear() {
+    unknown_keys.clear();
     mode.reset();
     mode_step.reset();
     has_event_file_name = false;

@@ -123,10 +123,22 @@ std::string translate_python_syntax(std::string_view p) {
 /// instead of a pair count when a pattern has groups, which still means "matched").
 struct match_data_holder {
   pcre2_match_data* data = pcre2_match_data_create(1, nullptr);
+  pcre2_match_context* context = make_context();
   match_data_holder() = default;
   match_data_holder(const match_data_holder&) = delete;
   match_data_holder& operator=(const match_data_holder&) = delete;
-  ~match_data_holder() { pcre2_match_data_free(data); }
+  ~match_data_holder() {
+    pcre2_match_data_free(data);
+    pcre2_match_context_free(context);
+  }
+  static pcre2_match_context* make_context() {
+    pcre2_match_context* c = pcre2_match_context_create(nullptr);
+    if (c != nullptr) {
+      pcre2_set_match_limit(c, regex_match_limit);
+      pcre2_set_depth_limit(c, 100'000);
+    }
+    return c;
+  }
 };
 
 }  // namespace
@@ -159,19 +171,43 @@ result<name_regex> name_regex::compile(std::string_view pattern) {
   return rx;
 }
 
-bool name_regex::search(std::string_view name) const {
+result<bool> name_regex::find(std::string_view name) const {
   if (!compiled_) return false;
   thread_local match_data_holder holder;
-  if (holder.data == nullptr) return false;
+  if (holder.data == nullptr || holder.context == nullptr) {
+    return status(error_code::out_of_memory, "cannot allocate PCRE2 match data");
+  }
   const char* subject = name.data() != nullptr ? name.data() : "";
   const int rc = pcre2_match(compiled_->code, reinterpret_cast<PCRE2_SPTR>(subject), name.size(),
-                             0, 0, holder.data, nullptr);
-  return rc >= 0;
+                             0, 0, holder.data, holder.context);
+  if (rc >= 0) return true;
+  if (rc == PCRE2_ERROR_NOMATCH) return false;
+  PCRE2_UCHAR buffer[256];
+  const int n = pcre2_get_error_message(rc, buffer, sizeof(buffer));
+  const std::string reason = n >= 0 ? std::string(reinterpret_cast<const char*>(buffer))
+                                    : fmt::format("PCRE2 error {}", rc);
+  return status(error_code::invalid_argument,
+                fmt::format("regular expression '{}' on '{}': the match could not be decided ({}; "
+                            "limit {} backtracking steps); simplify the pattern",
+                            pattern_, name, reason, regex_match_limit));
+}
+
+bool name_regex::search(std::string_view name) const {
+  const auto found = find(name);
+  return found.has_value() && *found;
 }
 
 bool search_any(std::span<const name_regex> patterns, std::string_view name) {
   for (const auto& p : patterns) {
     if (p.search(name)) return true;
+  }
+  return false;
+}
+
+result<bool> find_any(std::span<const name_regex> patterns, std::string_view name) {
+  for (const auto& p : patterns) {
+    auto found = p.find(name);
+    if (!found || *found) return found;
   }
   return false;
 }

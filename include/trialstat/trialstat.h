@@ -301,6 +301,30 @@ size_t trialstat_rule_result_num_findings(const trialstat_rule_results* results,
 trialstat_status trialstat_rule_result_finding(const trialstat_rule_results* results, size_t rule,
                                                size_t finding, trialstat_finding* out);
 
+/* ---- records that could not be read (issue 12) ------------------------------------------ */
+
+/** @brief A record a rule's verdict could not see (cut short, corrupt, its event file missing or
+ *  unreadable); strings are owned by the results object. */
+typedef struct trialstat_skipped_record {
+  const char* tensor;
+  const char* worker;
+  int64_t step;              /**< global step */
+  const char* file;          /**< event file, trial-relative */
+  uint64_t offset_bytes;     /**< the record's byte offset in `file` */
+  int32_t saved_reduction;   /**< 1: a saved-reduction record; 0: the raw tensor */
+  trialstat_status code;     /**< why: DATA_LOSS, TRUNCATED_RECORD, IO_ERROR, ... */
+  const char* reason;        /**< the message (names file and byte offset) */
+} trialstat_skipped_record;
+
+/** @brief Strict reading for later rule evaluations on `trial`: a rule whose tensors have a
+ *  record that cannot be read gets status ERROR (default 0: the record is listed as skipped). */
+void trialstat_set_strict(trialstat_trial* trial, int strict);
+/** @brief How many records of the rule's tensors could not be read. */
+size_t trialstat_rule_result_num_skipped(const trialstat_rule_results* results, size_t rule);
+/** @return OK or NOT_FOUND (index out of range). */
+trialstat_status trialstat_rule_result_skipped(const trialstat_rule_results* results, size_t rule,
+                                               size_t index, trialstat_skipped_record* out);
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

@@ -113,7 +113,13 @@ inline void set_cpu_isa_limit(int limit) noexcept {
 /// The kernel bodies are compiled for AVX-512 and AVX2 as well as the baseline
 /// (cpu_regions.hpp). FMA is left out of the AVX2 region on purpose, and every kernel file turns
 /// contraction off (this header), so no region forms an FMA the others would not.
+/// TRIALSTAT_CPU_BASELINE_ONLY (sanitizer builds, scripts/sanitize.sh) keeps the baseline copy
+/// only: a third of the code to compile and instrument.
+#if defined(TRIALSTAT_CPU_BASELINE_ONLY)
+#define TRIALSTAT_CPU_HAS_ISA_VARIANTS 0
+#else
 #define TRIALSTAT_CPU_HAS_ISA_VARIANTS 1
+#endif
 #else
 #define TRIALSTAT_CPU_HAS_ISA_VARIANTS 0
 #endif

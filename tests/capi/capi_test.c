@@ -360,6 +360,31 @@ static void test_rules_hand_written(const char* work) {
   results = (trialstat_rule_results*)1;
   CHECK(trialstat_evaluate_rule_config(trial, "[{", NULL, &results) == TRIALSTAT_DATA_LOSS);
   CHECK(results == NULL);
+
+  /* Issue 12: a record that cannot be read is listed on the results; strict makes it ERROR. */
+  {
+    char event[1200];
+    trialstat_skipped_record skipped;
+    FILE* f;
+    snprintf(event, sizeof event, "%s/events/%012d/%012d_worker_0.tfevents", root, 1, 1);
+    f = fopen(event, "wb"); /* cut to nothing */
+    CHECK(f != NULL);
+    if (f) fclose(f);
+    results = NULL;
+    CHECK(trialstat_evaluate_rules(trial, specs, 1, "cpu", &results) == TRIALSTAT_OK);
+    CHECK(trialstat_rule_result_num_skipped(results, 0) >= 1);
+    CHECK(trialstat_rule_result_skipped(results, 0, 0, &skipped) == TRIALSTAT_OK);
+    CHECK(skipped.step == 1 && strstr(skipped.file, "000000000001_worker_0.tfevents") != NULL);
+    CHECK(skipped.code != TRIALSTAT_OK && strlen(skipped.reason) > 0);
+    CHECK(trialstat_rule_result_skipped(results, 0, 99, &skipped) == TRIALSTAT_NOT_FOUND);
+    trialstat_rule_results_free(results);
+    trialstat_set_strict(trial, 1);
+    results = NULL;
+    CHECK(trialstat_evaluate_rules(trial, specs, 1, "cpu", &results) == TRIALSTAT_OK);
+    CHECK(trialstat_rule_result_status(results, 0) == TRIALSTAT_RULE_ERROR);
+    CHECK(strstr(trialstat_rule_result_details(results, 0), "strict") != NULL);
+    trialstat_rule_results_free(results);
+  }
   trialstat_close(trial);
 }
 

@@ -211,5 +211,32 @@ PY
   run corrupt_rules 0 timeout 60 "$bin" rules "$work/corrupt" --rule ExplodingTensor
 fi
 
+# --- hostile input (issue 12): clear errors, no hangs, no silent skips -----------------------------
+run steps_reversed 2 "$bin" rules "$work/exploding" --steps 5:3
+check "an empty --steps range is named" contains steps_reversed.err "empty"
+run steps_negative 2 "$bin" stats "$work/exploding" --steps=-5
+run steps_int64_max 2 "$bin" stats "$work/exploding" --steps 9223372036854775807
+run param_nan 2 "$bin" rules "$work/exploding" --rule VanishingGradient --param threshold=nan
+check "a NaN threshold is named" contains param_nan.out "NaN"
+mkfifo "$work/config.fifo"
+run config_fifo 2 timeout 30 "$bin" rules "$work/exploding" --config "$work/config.fifo"
+check "a FIFO --config is refused, not waited on" contains config_fifo.err "not a regular file"
+cp -r "$work/exploding" "$work/cut"
+cut_file=$(ls "$work"/cut/events/*/*.tfevents | sed -n 3p)
+truncate -s 100 "$cut_file"
+run cut_rules 1 "$bin" rules "$work/cut" --rule ExplodingTensor
+check "rules report the records they could not read" contains cut_rules.err "could not be read"
+check "rules name the cut file" contains cut_rules.err "$(basename "$cut_file")"
+run cut_rules_json 1 "$bin" rules "$work/cut" --rule ExplodingTensor --format json
+check "rules JSON lists the skipped records per rule" py "$work/cut_rules_json.out" <<'PY'
+import json, sys
+row = json.loads(open(sys.argv[1]).readline())
+assert row["skipped_records"] > 0 and len(row["skipped"]) == row["skipped_records"], row
+k = row["skipped"][0]
+assert k["file"].endswith(".tfevents") and isinstance(k["offset_bytes"], int) and k["reason"], k
+PY
+run cut_strict 2 "$bin" rules "$work/cut" --rule ExplodingTensor --strict
+run cut_stats_strict 2 "$bin" stats "$work/cut" --strict
+
 echo "$passed passed, $failed failed, $skipped skipped"
 [[ $failed == 0 ]]

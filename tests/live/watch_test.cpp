@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
 #include <limits>
 #include <thread>
 
@@ -284,6 +285,52 @@ TEST(Watch, GrowingTrialLagTruncationTmpAndActions) {
 
 // An exit_status action ends the watch at once with that status; rules that did not conclude
 // stay InProgress; the writer is still writing.
+// Issue 12: a corrupt record (a flipped length-CRC bit) is a warning event naming it and a
+// skipped record of the rules that needed it; with strict reading those rules end Error.
+TEST(Watch, UnreadableRecordsAreWarnedAndStrictMakesThemErrors) {
+  const fs::path root = trialstat::testing::make_scratch_dir("watch_skipped") / "trial";
+  {
+    auto w = tw::trial_writer::create(root, "worker_0", {});
+    ASSERT_TRUE(w.has_value());
+    for (int64_t step = 0; step < 3; ++step) ASSERT_TRUE(write_worker_step(*w, step, {}, seed).ok());
+    ASSERT_TRUE(w->close(true).ok());
+  }
+  const fs::path event = root / "events/000000000001/000000000001_worker_0.tfevents";
+  {
+    std::fstream f(event, std::ios::binary | std::ios::in | std::ios::out);
+    char c = 0;
+    f.seekg(9);
+    f.read(&c, 1);
+    c = static_cast<char>(c ^ 0x10);
+    f.seekp(9);
+    f.write(&c, 1);
+  }
+  for (const bool strict : {false, true}) {
+    std::vector<trialstat::live::watch_rule> rules;
+    rules.push_back(configured(R"({"RuleConfigurationName": "exploding",
+        "RuleParameters": {"rule_to_invoke": "ExplodingTensor"}})"));
+    auto options = fast_options();
+    options.wait_for_collections = false;
+    options.pipeline.strict = strict;
+    event_log log;
+    auto outcome = trialstat::live::watch_trial(root, std::move(rules), options,
+                                                [&](const watch_event& e) { log.add(e); });
+    ASSERT_TRUE(outcome.has_value()) << outcome.error_status().to_string();
+    const auto& r = result_of(*outcome, "exploding");
+    ASSERT_EQ(r.skipped.size(), 1u);
+    EXPECT_EQ(r.skipped[0].step, 1);
+    EXPECT_EQ(r.skipped[0].offset_bytes, 0u);
+    bool warned = false;
+    for (const auto& e : log.snapshot()) {
+      warned = warned || (e.kind == event_kind::warning &&
+                          e.message.find("000000000001_worker_0.tfevents") != std::string::npos);
+    }
+    EXPECT_TRUE(warned);
+    EXPECT_EQ(r.status, strict ? rule_status::error : rule_status::no_issues_found) << r.status_details;
+    EXPECT_EQ(outcome->exit_status, strict ? 2 : 0);
+  }
+}
+
 TEST(Watch, ExitActionStopsTheWatch) {
   const fs::path root = trialstat::testing::make_scratch_dir("watch_exit") / "trial";
   std::vector<trialstat::live::watch_rule> rules;

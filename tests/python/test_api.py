@@ -125,6 +125,24 @@ def test_builtin_rules_from_python(shared_trials):
     assert "VanishingGradient" in trialstat.rules.builtin_rule_names()
 
 
+def test_skipped_records_and_strict(shared_trials, tmp_path):
+    """Issue 12: records a rule could not read are listed on its result; strict makes it Error."""
+    dst = tmp_path / "cut"
+    shutil.copytree(os.path.join(shared_trials, "exploding"), dst)
+    cut = sorted((dst / "events").rglob("*.tfevents"))[2]
+    os.truncate(cut, 100)
+    trial = trialstat.create_trial(str(dst))
+    (r,) = trialstat.rules.evaluate(trial, ["ExplodingTensor"])
+    assert r.status == "IssuesFound" and r.skipped
+    k = r.skipped[0]
+    assert k.file.endswith(cut.name) and k.step == 2 and isinstance(k.offset_bytes, int) and k.reason
+    assert r.to_dict()["skipped"][0]["file"] == k.file
+    (strict,) = trialstat.rules.evaluate(trial, ["ExplodingTensor"], strict=True)
+    assert strict.status == "Error" and "strict" in strict.status_details
+    (w,) = trialstat.rules.evaluate(trial, [("ExplodingTensor", {"collection_names": "nope"})])
+    assert any("nope" in m for m in w.warnings)
+
+
 class LossAbove(Rule):
     """smdebug-style custom rule: fires when the loss exceeds a threshold."""
 

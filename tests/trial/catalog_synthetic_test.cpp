@@ -513,8 +513,9 @@ TEST(CatalogIndex, RepeatsReductionsShapesAndWorkerNames) {
   write_text(root / "index/000000000/12_.json", "{}");
 
   const auto cat = catalog::open(root).value();
-  // Warnings: the unknown reduction and the two badly named files.
-  ASSERT_EQ(cat.warnings().size(), 3u) << warnings_text(cat);
+  // Warnings: the unknown reduction, the unknown top-level key (its content is still ignored:
+  // a misspelt "tensor_Payload" must not vanish silently, issue 12) and the two badly named files.
+  ASSERT_EQ(cat.warnings().size(), 4u) << warnings_text(cat);
   std::set<std::string> warned_files;
   for (const auto& w : cat.warnings()) warned_files.insert(w.file.generic_string());
   EXPECT_TRUE(warned_files.contains(index_rel(7, "worker_0")));
@@ -522,7 +523,9 @@ TEST(CatalogIndex, RepeatsReductionsShapesAndWorkerNames) {
   EXPECT_TRUE(warned_files.contains("index/000000000/12_.json"));
   for (const auto& w : cat.warnings()) {
     if (w.file.generic_string() == index_rel(7, "worker_0")) {
-      EXPECT_NE(w.problem.message().find("smdebug/reductions/median/a"), std::string::npos);
+      EXPECT_TRUE(w.problem.message().find("smdebug/reductions/median/a") != std::string::npos ||
+                  w.problem.message().find("unknown key \"future_key\"") != std::string::npos)
+          << w.problem.message();
     }
   }
 

@@ -604,8 +604,9 @@ nb::list evaluate_rules(py_trial& t,
                         const std::vector<std::tuple<std::string, std::string,
                                                      std::map<std::string, std::string>>>& specs,
                         const std::string& device, std::optional<int64_t> begin,
-                        std::optional<int64_t> end) {
-  const auto options = make_options(device, begin, end);
+                        std::optional<int64_t> end, bool strict) {
+  auto options = make_options(device, begin, end);
+  options.strict = strict;
   std::vector<pipeline::rule_invocation> invocations = make_invocations(specs);
   std::vector<pipeline::rule_result> results;
   {
@@ -628,9 +629,14 @@ nb::list rule_results_list(const std::vector<pipeline::rule_result>& results) {
       findings.append(nb::make_tuple(f.rule, f.step, static_cast<int>(f.mode), f.mode_step,
                                      f.tensor, f.worker, f.value, f.message));
     }
+    nb::list skipped;  // records the verdict could not see (issue 12)
+    for (const auto& k : r.skipped) {
+      skipped.append(nb::make_tuple(k.tensor, k.worker, k.step, k.file, k.offset_bytes,
+                                    k.saved_reduction, k.reason.to_string()));
+    }
     out.append(nb::make_tuple(r.configuration_name, r.rule_name,
                               std::string(rules::rule_status_name(r.status)), r.status_details,
-                              findings));
+                              findings, skipped, r.warnings));
   }
   return out;
 }
@@ -818,7 +824,8 @@ NB_MODULE(_core, m) {
         for_each_step(t, req, std::move(callback));
       }, "tensors"_a, "ratio_tensors"_a, "step_begin"_a.none(), "step_end"_a.none(), "device"_a,
          "histogram_bins"_a, "saved_reductions"_a, "callback"_a, "log_histogram"_a = false)
-      .def("evaluate_rules", &evaluate_rules, "rules"_a, "device"_a, "step_begin"_a.none(), "step_end"_a.none())
+      .def("evaluate_rules", &evaluate_rules, "rules"_a, "device"_a, "step_begin"_a.none(), "step_end"_a.none(),
+           "strict"_a = false)
       .def("to_tensorboard", &to_tensorboard, "logdir"_a, "collections"_a, "regexes"_a, "overwrite"_a,
            "device"_a, "step_begin"_a.none(), "step_end"_a.none())
       .def("write_report", &write_report, "path"_a, "rules"_a, "regexes"_a, "device"_a,

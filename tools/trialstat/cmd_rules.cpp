@@ -25,6 +25,7 @@ struct rules_options {
   int64_t pinned_mb = 256;  // --pinned-mb: CUDA staging memory
   std::size_t max_findings = 20;
   progress_mode progress = progress_mode::automatic;
+  bool strict = false;  // --strict: an unreadable record is an error (exit 2)
 };
 
 int run_rules(const rules_options& o) {
@@ -36,6 +37,7 @@ int run_rules(const rules_options& o) {
     return report_error(status(error_code::invalid_argument, "--pinned-mb must be in [1, 1048576]"));
   }
   options->pinned_pool_bytes = static_cast<std::size_t>(o.pinned_mb) << 20;
+  options->strict = o.strict;
   if (status s = apply_step_range(o.steps, *options); !s.ok()) return report_error(s);
 
   auto made = make_rule_invocations(o.config, o.rule_names, o.params, o.order);
@@ -51,6 +53,7 @@ int run_rules(const rules_options& o) {
   report_transfers(*opened);
   if (!results) return report_error(results.error_status());
   report::write_rule_results(*results, *format, stdout, o.max_findings);
+  report_skipped(*results);
 
   return rules_exit_code(*results);
 }
@@ -72,6 +75,9 @@ void add_rules_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--format", o->format, "table (text) or json (one object per rule)")->capture_default_str();
   cmd->add_option("--max-findings", o->max_findings, "Findings listed per rule in text output (0 = all)")->capture_default_str();
   cmd->add_option("--device", o->device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
+  cmd->add_flag("--strict", o->strict,
+                "A record that cannot be read (cut short, corrupt, file missing) makes the rules "
+                "that needed it Error (exit 2) instead of a warning");
   cmd->add_option("--pinned-mb", o->pinned_mb,
                   "CUDA backend: pinned host staging memory in MiB (8 buffers; a tensor larger than "
                   "one buffer is split)")->capture_default_str();

@@ -30,6 +30,7 @@ struct stats_options {
   bool log_hist = false;  // --log-hist: fixed log-scale histograms (JSON only)
   std::string output;     // --output: a file instead of stdout
   progress_mode progress = progress_mode::automatic;
+  bool strict = false;    // --strict: a record that cannot be read is an error (exit 2)
 };
 
 int run_stats(const stats_options& o) {
@@ -77,6 +78,10 @@ int run_stats(const stats_options& o) {
         fmt::print(stderr, "warning: {}\n", r.raw_status.to_string());
         ++failed;
       }
+      for (const auto& problem : r.reduction_problems) {  // saved reductions: never silent
+        fmt::print(stderr, "warning: saved reduction: {}\n", problem.reason.to_string());
+        ++failed;
+      }
     }
   });
   writer->finish();
@@ -90,7 +95,7 @@ int run_stats(const stats_options& o) {
                strings);
   }
   if (failed > 0) fmt::print(stderr, "trialstat: {} record(s) could not be read (see warnings)\n", failed);
-  return 0;
+  return failed > 0 && o.strict ? 2 : 0;
 }
 
 }  // namespace
@@ -111,6 +116,7 @@ void add_stats_command(CLI::App& app, int* exit_code) {
                 "JSON key log_hist, --format json only)");
   cmd->add_flag("--no-reductions", o->no_reductions, "Do not read saved smdebug reductions");
   cmd->add_option("--output,-o", o->output, "Write to this file instead of standard output");
+  cmd->add_flag("--strict", o->strict, "Exit 2 when any record could not be read");
   cmd->add_option("--device", o->device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
   cmd->add_option("--pinned-mb", o->pinned_mb,
                   "CUDA backend: pinned host staging memory in MiB (8 buffers; a tensor larger than "

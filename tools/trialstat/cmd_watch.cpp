@@ -43,6 +43,7 @@ struct watch_cli_options {
   bool no_wait_collections = false;
   bool no_inotify = false;
   std::size_t max_findings = 20;
+  bool strict = false;  // --strict: an unreadable record makes the rules that need it Error
 };
 
 volatile std::sig_atomic_t interrupted_flag = 0;
@@ -143,6 +144,7 @@ int run_watch(const watch_cli_options& o) {
 
   live::watch_options options;
   options.pipeline = *pipeline_options;
+  options.pipeline.strict = o.strict;
   options.poll_interval = std::chrono::milliseconds(o.poll_ms);
   options.use_inotify = !o.no_inotify;
   options.source = command_source_options();
@@ -241,6 +243,9 @@ void add_watch_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--no-wait-collections", o->no_wait_collections,
                 "Evaluate before a collections file exists (num_workers = workers seen so far)");
   cmd->add_flag("--no-inotify", o->no_inotify, "Poll only (no inotify wake-ups)");
+  cmd->add_flag("--strict", o->strict,
+                "A record that cannot be read makes the rules that needed it Error (exit 2) "
+                "instead of a warning");
   cmd->add_option("--max-findings", o->max_findings, "Findings listed per rule in the final text table (0 = all)")->capture_default_str();
   cmd->add_option("--device", o->device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
   cmd->callback([=] {

@@ -82,6 +82,11 @@ void report_transfers(const trial::catalog& trial);
     const std::vector<std::string>& rule_names, const std::vector<std::string>& params,
     const std::vector<std::string>& order);
 
+/// Print each record the rules could not read (file, byte offset, reason; each once) and a count
+/// to stderr. Returns the number of distinct records.
+std::size_t report_skipped(std::span<const pipeline::rule_result> results);
+
+
 /// Rules run when neither --rule nor --config is given: every built-in rule that needs no
 /// parameter (the others need a tensor selection or a second trial).
 [[nodiscard]] const std::vector<std::string>& default_rule_names();

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
+#include <set>
+#include <tuple>
 
 #include "tools/trialstat/commands.hpp"
 #include "trialstat/distributed/world.hpp"
@@ -22,23 +25,33 @@ std::optional<int64_t> parse_int(std::string_view text) {
 }  // namespace
 
 result<step_range> parse_step_range(const std::string& text) {
-  const auto bad = [&] {
+  const auto bad = [&](std::string_view why) {
     return status(error_code::invalid_argument,
-                  fmt::format("--steps '{}': expected A:B, A:, :B or A (global steps)", text));
+                  fmt::format("--steps '{}': {}", text, why));
   };
+  constexpr std::string_view syntax = "expected A:B, A:, :B or A (global steps)";
   step_range range;
   const auto colon = text.find(':');
   if (colon == std::string::npos) {
     const auto step = parse_int(text);
-    if (!step) return bad();
+    if (!step) return bad(syntax);
+    if (*step < 0) return bad("steps are never negative");
+    if (*step == std::numeric_limits<int64_t>::max()) return bad("step is too large");
     range.begin = *step;
     range.end = *step + 1;
     return range;
   }
   const std::string_view first(text.data(), colon);
   const std::string_view second(text.data() + colon + 1, text.size() - colon - 1);
-  if (!first.empty() && !(range.begin = parse_int(first))) return bad();
-  if (!second.empty() && !(range.end = parse_int(second))) return bad();
+  if (!first.empty() && !(range.begin = parse_int(first))) return bad(syntax);
+  if (!second.empty() && !(range.end = parse_int(second))) return bad(syntax);
+  if ((range.begin && *range.begin < 0) || (range.end && *range.end < 0)) {
+    return bad("steps are never negative");
+  }
+  if (range.end && *range.end <= range.begin.value_or(0)) {
+    return bad(fmt::format("the range is empty (end {} is not greater than begin {})", *range.end,
+                           range.begin.value_or(0)));
+  }
   return range;
 }
 
@@ -226,6 +239,24 @@ void add_progress_flags(CLI::App* cmd, progress_mode* mode) {
 
 std::unique_ptr<progress_reporter> make_progress(progress_mode mode, std::string label) {
   return make_terminal_progress(mode, std::move(label), stderr);
+}
+
+std::size_t report_skipped(std::span<const pipeline::rule_result> results) {
+  std::set<std::tuple<std::string, uint64_t, bool, std::string, int64_t>> seen;
+  for (const auto& r : results) {
+    for (const auto& k : r.skipped) {
+      if (!seen.emplace(k.file, k.offset_bytes, k.saved_reduction, k.tensor, k.step).second) continue;
+      fmt::print(stderr, "warning: {} at step {} [{}]{}: {}\n", k.tensor, k.step, k.worker,
+                 k.saved_reduction ? " (saved reduction)" : "", k.reason.to_string());
+    }
+  }
+  if (!seen.empty()) {
+    fmt::print(stderr,
+               "trialstat: {} record(s) could not be read; the rules' verdicts did not see them "
+               "(--format json lists them per rule; --strict makes this an error)\n",
+               seen.size());
+  }
+  return seen.size();
 }
 
 int report_error(const status& s) {

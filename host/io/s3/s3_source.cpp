@@ -528,14 +528,17 @@ class s3_source final : public trial_source {
     return status::success();
   }
 
-  [[nodiscard]] result<uint64_t> read_object(std::string_view key, std::vector<std::byte>& out) const override {
+  [[nodiscard]] result<uint64_t> read_object(std::string_view key, std::vector<std::byte>& out,
+                                             uint64_t max_bytes = UINT64_MAX) const override {
+    TRIALSTAT_RETURN_IF_ERROR(check_listed_size(key, max_bytes));
     s3_request r = object_request(key);
     core_->client.run_one(r);
     core_->progress();
-    return finish_object(r, out);
+    return finish_object(r, out, max_bytes);
   }
 
-  void read_objects(std::span<const std::string> keys, const object_callback& on_object) const override {
+  void read_objects(std::span<const std::string> keys, const object_callback& on_object,
+                    uint64_t max_bytes = UINT64_MAX) const override {
     if (keys.empty()) return;
     const std::size_t window = static_cast<std::size_t>(std::max(1, core_->client.options().max_in_flight)) * 4;
     std::vector<s3_request> slots(std::min(window, keys.size()));
@@ -546,6 +549,8 @@ class s3_source final : public trial_source {
       if (issued >= keys.size() || issued - delivered >= slots.size()) return nullptr;
       s3_request& r = slots[issued % slots.size()];
       r = object_request(keys[issued]);
+      // Listed as larger than the limit: fetched as a 1-byte range, refused on delivery.
+      if (!check_listed_size(keys[issued], max_bytes).ok()) r.range = byte_range{0, 1};
       r.user = reinterpret_cast<void*>(issued);
       ++issued;
       return &r;
@@ -555,7 +560,7 @@ class s3_source final : public trial_source {
       while (delivered < issued && done[delivered % slots.size()]) {
         s3_request& ready = slots[delivered % slots.size()];
         done[delivered % slots.size()] = 0;
-        auto size = finish_object(ready, buffer);
+        auto size = finish_object(ready, buffer, max_bytes);
         if (size) {
           on_object(delivered, std::span<const std::byte>(buffer.data(), static_cast<std::size_t>(*size)));
         } else {
@@ -673,8 +678,23 @@ class s3_source final : public trial_source {
     return r;
   }
 
-  result<uint64_t> finish_object(s3_request& r, std::vector<std::byte>& out) const {
+  /// invalid_argument when the listing said the object is larger than `max_bytes`.
+  status check_listed_size(std::string_view key, uint64_t max_bytes) const {
+    const auto size = core_->known_size(key);
+    if (!size || *size <= max_bytes) return status::success();
+    return status(error_code::invalid_argument,
+                  fmt::format("{}: {} bytes, more than the {} bytes allowed for such a file; not read",
+                              core_->display(key), *size, max_bytes));
+  }
+
+  result<uint64_t> finish_object(s3_request& r, std::vector<std::byte>& out, uint64_t max_bytes) const {
     if (!r.outcome.ok()) return r.outcome;
+    if (r.range || r.body.size() > max_bytes) {
+      const uint64_t size = r.object_size.value_or(r.body.size());
+      return status(error_code::invalid_argument,
+                    fmt::format("{}: {} bytes, more than the {} bytes allowed for such a file; not read",
+                                r.display, size, max_bytes));
+    }
     try {
       out.resize(r.body.size() + record_padding_bytes);
     } catch (const std::exception&) {

@@ -15,13 +15,18 @@
 
 namespace trialstat::io {
 
+/// @brief How many guarded mappings may exist at once (process-wide).
+inline constexpr std::size_t mapped_guard_slots = 256;
+
 /// @brief A read-only memory mapping of a whole file followed by at least
 /// `record_padding_bytes` zero bytes (page-granular). The bytes are the page cache's own: no
 /// copy is made. Move-only; unmapped on destruction.
 ///
 /// A mapped file that another process truncates while it is mapped makes reads of the lost pages
-/// fault (SIGBUS): map only files that are not rewritten in place (smdebug appends and renames,
-/// never truncates); live readers use `file_reader::read_at` instead.
+/// fault (SIGBUS). Every mapping is guarded: a process-wide SIGBUS handler (installed on the
+/// first mapping, chaining to any previous handler for faults elsewhere) replaces a lost page of
+/// a live mapping with zeros and marks the mapping `damaged()`; callers check it after using the
+/// bytes and discard what they computed from them. Live readers use `file_reader::read_at`.
 class mapped_bytes {
  public:
   mapped_bytes() = default;
@@ -38,21 +43,27 @@ class mapped_bytes {
   [[nodiscard]] explicit operator bool() const noexcept { return data_ != nullptr; }
   /// @brief Unmap now (no-op when empty).
   void reset() noexcept;
+  /// @brief Whether a read of the mapping faulted because the file shrank after it was mapped:
+  /// the lost pages then read as zeros, so anything computed from them must be discarded.
+  [[nodiscard]] bool damaged() const noexcept;
 
  private:
   friend class file_reader;
-  mapped_bytes(const std::byte* data, std::size_t mapped_bytes_total, std::size_t size_bytes)
-      : data_(data), mapped_total_(mapped_bytes_total), size_bytes_(size_bytes) {}
+  mapped_bytes(const std::byte* data, std::size_t mapped_bytes_total, std::size_t size_bytes, int guard)
+      : data_(data), mapped_total_(mapped_bytes_total), size_bytes_(size_bytes), guard_(guard) {}
   const std::byte* data_ = nullptr;
   std::size_t mapped_total_ = 0;  // file pages + padding pages
   std::size_t size_bytes_ = 0;
+  int guard_ = -1;                // slot in the SIGBUS guard's table
 };
 
 /// @brief An open local file read with pread (thread-safe: no shared cursor): the local
 /// implementation of `object_reader`.
 class file_reader final : public object_reader {
  public:
-  /// @brief Open `path` read-only. Errors: io_error (missing, unreadable), naming the path.
+  /// @brief Open `path` read-only without blocking (O_NONBLOCK: a FIFO never hangs the open).
+  /// Errors: io_error naming the path when it is missing, unreadable, or not a regular file
+  /// (a FIFO, a folder, a device).
   [[nodiscard]] static result<file_reader> open(const std::filesystem::path& path);
 
   file_reader(file_reader&& other) noexcept;
@@ -75,8 +86,9 @@ class file_reader final : public object_reader {
   [[nodiscard]] const file_reader* local_file() const noexcept override { return this; }
 
   /// @brief Map the whole file (`size_bytes()` at open time) read-only, pages populated up
-  /// front (MAP_POPULATE), followed by zeroed padding (see `mapped_bytes`). Errors: io_error
-  /// naming the path when the OS refuses the mapping (e.g. out of address space).
+  /// front (MAP_POPULATE), followed by zeroed padding, guarded against truncation (see
+  /// `mapped_bytes`). Errors: io_error naming the path when the OS refuses the mapping (e.g. out
+  /// of address space) or every guard slot (`mapped_guard_slots`) is in use: read it instead.
   [[nodiscard]] result<mapped_bytes> map_all() const;
 
  private:
@@ -87,9 +99,21 @@ class file_reader final : public object_reader {
   std::filesystem::path path_;
 };
 
-/// @brief Read a whole file into `out` (resized to the file size + `record_padding_bytes`, the
-/// padding zeroed). Returns the file size in bytes. Errors: io_error.
+/// @brief Size cap for whole-file reads of JSON metadata (index, collections, rule configs):
+/// smdebug writes them in kilobytes; anything larger is refused rather than read whole.
+inline constexpr uint64_t json_file_limit_bytes = uint64_t{64} << 20;
+
+/// @brief Read a whole regular file into `out` (resized to the file size +
+/// `record_padding_bytes`, the padding zeroed). Returns the file size in bytes.
+/// Errors: io_error (as `file_reader::open`, or the read failing); out_of_memory naming the path,
+/// the size and the limit when the file is larger than `max_bytes`, or the allocation fails.
 [[nodiscard]] result<uint64_t> read_file(const std::filesystem::path& path,
-                                         std::vector<std::byte>& out);
+                                         std::vector<std::byte>& out,
+                                         uint64_t max_bytes = UINT64_MAX);
+
+/// @brief `read_file` into a string (no padding), for text parsed by nlohmann::json and the like.
+/// Errors: as `read_file`.
+[[nodiscard]] status read_text_file(const std::filesystem::path& path, std::string& out,
+                                    uint64_t max_bytes = json_file_limit_bytes);
 
 }  // namespace trialstat::io

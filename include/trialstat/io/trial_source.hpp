@@ -79,14 +79,17 @@ class trial_source {
                                     std::vector<object_info>& out) const = 0;
 
   /// @brief Read a whole object into `out` (resized to its size + `record_padding_bytes`, the
-  /// padding zeroed). @return its size in bytes. Errors: not_found, io_error.
-  [[nodiscard]] virtual result<uint64_t> read_object(std::string_view key,
-                                                     std::vector<std::byte>& out) const = 0;
+  /// padding zeroed). @return its size in bytes. Errors: not_found, io_error; invalid_argument
+  /// naming the object, its size and the limit when it is larger than `max_bytes` (JSON files
+  /// are read with `json_file_limit_bytes`).
+  [[nodiscard]] virtual result<uint64_t> read_object(std::string_view key, std::vector<std::byte>& out,
+                                                     uint64_t max_bytes = UINT64_MAX) const = 0;
 
   /// @brief Read many whole objects (index files): `on_object` is called for each, in the order
   /// of `keys`, on the calling thread. S3 fetches up to `max_in_flight` at once, holding at most
-  /// the in-flight budget of finished objects ahead of the callback. Default: `read_object` in turn.
-  virtual void read_objects(std::span<const std::string> keys, const object_callback& on_object) const;
+  /// 4 x `max_in_flight` finished objects ahead of the callback. Default: `read_object` in turn.
+  virtual void read_objects(std::span<const std::string> keys, const object_callback& on_object,
+                            uint64_t max_bytes = UINT64_MAX) const;
 
   /// @brief Size of an object, or nullopt when it does not exist (yet). Errors: io_error.
   [[nodiscard]] virtual result<std::optional<uint64_t>> object_size(std::string_view key) const = 0;

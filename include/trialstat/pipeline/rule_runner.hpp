@@ -30,14 +30,34 @@ struct rule_invocation {
   status error;                         ///< why it could not be built (status Error)
 };
 
+/// @brief A record whose bytes could not be read or decoded (cut short, corrupt, its event file
+/// missing or unreadable), so no verdict saw it. Records that are simply not saved (shape or
+/// reductions only) or not numeric (strings) are not skipped records.
+struct skipped_record {
+  std::string tensor;
+  std::string worker;
+  int64_t step = 0;             ///< global step
+  std::string file;             ///< the event file, trial-relative
+  uint64_t offset_bytes = 0;    ///< the record's byte offset in `file`
+  bool saved_reduction = false; ///< a saved-reduction record (else the raw tensor)
+  status reason;                ///< the code and a message naming file and offset
+};
+
+/// @brief Whether a record status means "could not be read" (see `skipped_record`).
+[[nodiscard]] bool is_unreadable(const status& s) noexcept;
+
 /// @brief Outcome of one rule over the trial (so far, for a session that has not finished).
 struct rule_result {
   std::string configuration_name;
   std::string rule_name;
   rules::rule_status status = rules::rule_status::no_issues_found;
   std::string status_details;           ///< the error message for Error
-  std::vector<std::string> warnings;    ///< rules::rule::take_warnings, in order given
+  /// Problems the rule noted but accepted: its preparation's (rules::take_prepare_warnings),
+  /// each once, and its evaluation's (rules::rule::take_warnings), in the order given.
+  std::vector<std::string> warnings;
   std::vector<rules::finding> findings;
+  /// The records of this rule's tensors that could not be read: its verdict did not see them.
+  std::vector<skipped_record> skipped;
 };
 
 /// @brief A change of one rule's status: InProgress → IssuesFound / NoIssuesFound / Error
@@ -122,6 +142,9 @@ class rule_session {
   [[nodiscard]] std::vector<std::pair<std::size_t, std::size_t>> take_new_findings();
   /// @brief The last global step evaluated, or nullopt before the first.
   [[nodiscard]] std::optional<int64_t> last_step() const noexcept;
+  /// @brief Every record of the run that could not be read (each once, in step order), whichever
+  /// rule asked for it.
+  [[nodiscard]] std::span<const skipped_record> skipped() const noexcept;
   /// @brief Whether any rule is still InProgress (evaluating).
   [[nodiscard]] bool any_in_progress() const noexcept;
   /// @brief The rules back (after which the session must not be used).

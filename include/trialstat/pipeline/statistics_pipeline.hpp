@@ -73,6 +73,10 @@ struct pipeline_options {
   /// Told about each `advance`: begin(steps to visit, bytes of the records they need), one
   /// advance(1, bytes) per step emitted, end(). Not owned; null = silent (progress.hpp).
   progress_reporter* progress = nullptr;
+  /// Strict reading (`--strict`, issue 12): in a rule session, a rule whose tensors have a record
+  /// that cannot be read (`rule_result::skipped`) ends Error at once instead of concluding
+  /// without it. Off: the record is reported as skipped and the rule goes on.
+  bool strict = false;
 };
 
 /// @brief Whether a statistics run visits global step `step`: inside both the plan's and the

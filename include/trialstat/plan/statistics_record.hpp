@@ -51,6 +51,12 @@ struct equal_count {
   int64_t count = 0;
 };
 
+/// @brief A record of the trial that could not be read or decoded, and why.
+struct record_problem {
+  trial::record_location location;
+  status reason;
+};
+
 /// @brief Everything computed for one (tensor, step, worker).
 struct statistics_record {
   trial::tensor_id tensor = 0;
@@ -80,6 +86,9 @@ struct statistics_record {
   std::vector<previous_comparison> previous;         ///< most recent previous step first
   std::vector<stats::axis0_counts> axis0;            ///< parallel to the request's predicates
   std::vector<reduction_value> saved_reductions;     ///< when requested
+  /// Requested saved-reduction records that could not be read (their values are then absent
+  /// from `saved_reductions`): where each is, and why.
+  std::vector<record_problem> reduction_problems;
   /// One per requested percentile, in the merged request's (ascending) order.
   std::vector<percentile_value> percentiles;
   /// One per requested value, in the merged request's (ascending) order.

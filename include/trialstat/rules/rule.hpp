@@ -106,4 +106,12 @@ class rule {
 /// "vanishing_gradient".
 [[nodiscard]] std::vector<std::string> builtin_rule_names();
 
+/// @brief Warnings noted by rules' `prepare` on this thread since the last call (e.g. a
+/// `collection_names` entry that names no collection of the trial: smdebug accepts it and
+/// selects nothing, so it is a warning, not an error), each once; clears them. Rule runners
+/// call it after each `prepare` and attach the warnings to that rule's result.
+[[nodiscard]] std::vector<std::string> take_prepare_warnings();
+/// @brief Note a warning for `take_prepare_warnings` (from inside `prepare`; duplicates dropped).
+void note_prepare_warning(std::string message);
+
 }  // namespace trialstat::rules

@@ -21,7 +21,7 @@ from .exceptions import (NoMoreProfilerData, RuleEvaluationConditionMet, StepUna
 from .modes import GLOBAL, ModeKeys
 from .trial import _step_selection, no_refresh
 
-__all__ = ["Finding", "RuleResult", "builtin_rule_names", "default_rules", "evaluate",
+__all__ = ["Finding", "RuleResult", "SkippedRecord", "builtin_rule_names", "default_rules", "evaluate",
            "Rule", "RequiredTensors", "RequiredTensorsForTrial", "invoke_rule", "StatsRule",
            "invoke_stats_rule"]
 
@@ -31,15 +31,29 @@ Finding.__doc__ = ("A condition met: rule name, global step, mode (ModeKeys), mo
                    "worker, the value that crossed the threshold, and a message.")
 
 
-class RuleResult:
-    """Outcome of one rule: ``status`` is "IssuesFound", "NoIssuesFound" or "Error"."""
+SkippedRecord = _collections.namedtuple(
+    "SkippedRecord", ["tensor", "worker", "step", "file", "offset_bytes", "saved_reduction", "reason"])
+SkippedRecord.__doc__ = ("A record a rule's verdict could not see (cut short, corrupt, its event "
+                         "file missing): tensor, worker, global step, event file (trial-relative), "
+                         "byte offset, whether it is a saved reduction, and why.")
 
-    def __init__(self, configuration_name, rule_name, status, status_details, findings):
+
+class RuleResult:
+    """Outcome of one rule: ``status`` is "IssuesFound", "NoIssuesFound" or "Error".
+
+    ``skipped``: the :class:`SkippedRecord` s of the rule's tensors that could not be read (its
+    verdict did not see them); ``warnings``: problems its preparation accepted (e.g. a collection
+    name that names no collection)."""
+
+    def __init__(self, configuration_name, rule_name, status, status_details, findings,
+                 skipped=(), warnings=()):
         self.configuration_name = configuration_name
         self.rule_name = rule_name
         self.status = status
         self.status_details = status_details
         self.findings = findings
+        self.skipped = list(skipped)
+        self.warnings = list(warnings)
 
     @property
     def issues_found(self):
@@ -48,7 +62,8 @@ class RuleResult:
     def to_dict(self):
         return {"configuration_name": self.configuration_name, "rule": self.rule_name,
                 "status": self.status, "status_details": self.status_details,
-                "findings": [f._replace(mode=f.mode.name)._asdict() for f in self.findings]}
+                "findings": [f._replace(mode=f.mode.name)._asdict() for f in self.findings],
+                "skipped": [k._asdict() for k in self.skipped], "warnings": list(self.warnings)}
 
     def __repr__(self):
         return (f"<RuleResult {self.configuration_name}: {self.status}, "
@@ -113,7 +128,7 @@ def _specs(rules, config):
     return specs
 
 
-def evaluate(trial, rules=None, config=None, steps=None, device="auto"):
+def evaluate(trial, rules=None, config=None, steps=None, device="auto", strict=False):
     """Evaluate built-in rules natively, all of them in one pass over the trial.
 
     ``rules``: a list of rule names, ``(name, params)``, ``(configuration_name, name, params)``
@@ -122,6 +137,8 @@ def evaluate(trial, rules=None, config=None, steps=None, device="auto"):
     (a JSON file path, JSON text or the parsed list). Neither: :func:`default_rules`.
     ``steps``: global steps as in ``Trial.stats``. Returns one :class:`RuleResult` per rule, in
     order. A rule that cannot be built or prepared (bad parameter) gets status "Error".
+    Records that cannot be read are listed in each rule's ``skipped``; ``strict=True`` makes a
+    rule with any such record "Error" instead.
     """
     if rules is None and config is None:
         rules = default_rules()
@@ -129,7 +146,7 @@ def evaluate(trial, rules=None, config=None, steps=None, device="auto"):
     begin, end, _ = _step_selection(steps)
     trial.maybe_refresh()
     try:
-        raw = trial._core.evaluate_rules(specs, device, begin, end)
+        raw = trial._core.evaluate_rules(specs, device, begin, end, strict)
     except _core.Error as e:
         raise from_core_error(e) from None
     return _rule_results(raw)
@@ -138,10 +155,11 @@ def evaluate(trial, rules=None, config=None, steps=None, device="auto"):
 def _rule_results(raw):
     """RuleResult objects from the native (configuration, rule, status, details, findings)."""
     out = []
-    for configuration_name, rule_name, status, details, findings in raw:
+    for configuration_name, rule_name, status, details, findings, skipped, warnings in raw:
         out.append(RuleResult(configuration_name, rule_name, status, details,
                               [Finding(r, s, ModeKeys(m), ms, t, w, v, msg)
-                               for r, s, m, ms, t, w, v, msg in findings]))
+                               for r, s, m, ms, t, w, v, msg in findings],
+                              [SkippedRecord(*k) for k in skipped], warnings))
     return out
 
 
