@@ -18,7 +18,7 @@ if(TRIALSTAT_ENABLE_CUDA)
     endif()
     set(CMAKE_CUDA_STANDARD 20)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
-    find_package(CUDAToolkit REQUIRED)
+    trialstat_dependency(CUDAToolkit)  # the package config needs it only in CUDA builds
     set(TRIALSTAT_HAS_CUDA ON)
     message(STATUS "trialstat: CUDA backend ON (${CMAKE_CUDA_COMPILER}, archs ${CMAKE_CUDA_ARCHITECTURES})")
   else()

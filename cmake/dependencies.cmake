@@ -1,23 +1,29 @@
 # SPDX-License-Identifier: Apache-2.0
 # Every third-party dependency, found from the system (Debian packages installed by
 # scripts/setup.sh). One find call each; kept in one file because each is a single line.
-find_package(Threads REQUIRED)
-find_package(Protobuf REQUIRED)                 # libprotobuf-dev, protobuf-compiler
-find_package(nlohmann_json 3.10 REQUIRED)       # nlohmann-json3-dev
-find_package(fmt REQUIRED)                      # libfmt-dev
-find_package(simdjson REQUIRED)                 # libsimdjson-dev
-find_package(Eigen3 3.4 REQUIRED NO_MODULE)     # libeigen3-dev
-find_package(CURL 7.75 REQUIRED)               # libcurl4-openssl-dev: S3 source (SigV4, multi)
-find_package(pugixml REQUIRED)                  # libpugixml-dev: S3 listing and error XML
-find_package(PkgConfig REQUIRED)
-pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)  # libpcre2-dev: Python re semantics
+# trialstat_dependency(): a dependency of the installed libraries, also written into the package
+# config (find_dependency) and the .deb's Depends (cmake/trialstat_dependency.cmake).
+include(trialstat_dependency)
+trialstat_dependency(Threads)
+trialstat_dependency(Protobuf DEBIAN libprotobuf-dev)              # + protobuf-compiler (build)
+trialstat_dependency(nlohmann_json 3.10 DEBIAN nlohmann-json3-dev)
+trialstat_dependency(fmt DEBIAN libfmt-dev)
+trialstat_dependency(simdjson DEBIAN libsimdjson-dev)
+trialstat_dependency(Eigen3 3.4 NO_MODULE DEBIAN libeigen3-dev)
+trialstat_pkg_config_dependency(PCRE2 libpcre2-8 DEBIAN libpcre2-dev)  # Python re semantics
+trialstat_dependency(CURL 7.75 DEBIAN libcurl4-openssl-dev)       # S3 source: SigV4, multi interface
+trialstat_dependency(pugixml DEBIAN libpugixml-dev)                # S3 listing and error XML
 if(TRIALSTAT_ENABLE_OPENMP)
-  find_package(OpenMP REQUIRED COMPONENTS CXX)
+  trialstat_dependency(OpenMP COMPONENTS CXX)
 endif()
 set(TRIALSTAT_HAS_MPI OFF)
 if(TRIALSTAT_ENABLE_MPI)
   find_package(MPI COMPONENTS CXX)              # libopenmpi-dev, openmpi-bin (optional)
   set(TRIALSTAT_HAS_MPI ${MPI_CXX_FOUND})
+  if(TRIALSTAT_HAS_MPI)  # optional, so not trialstat_dependency(): the same two records by hand
+    set_property(GLOBAL APPEND_STRING PROPERTY TRIALSTAT_CONFIG_DEPENDENCIES "find_dependency(MPI COMPONENTS CXX)\n")
+    set_property(GLOBAL APPEND PROPERTY TRIALSTAT_DEBIAN_DEPENDS libopenmpi-dev)
+  endif()
 endif()
 if(TRIALSTAT_BUILD_TOOLS)
   find_package(CLI11 REQUIRED)                  # libcli11-dev

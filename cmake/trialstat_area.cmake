@@ -42,6 +42,9 @@ function(trialstat_add_area name)
       $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
     target_link_libraries(${target} INTERFACE ${AREA_DEPS})
   endif()
+  # Installed as trialstat::<name> (trialstat-targets.cmake), the same name as this alias, so a
+  # consumer links the same names after find_package(trialstat) as after add_subdirectory.
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${name})
   add_library(trialstat::${name} ALIAS ${target})
   set(TRIALSTAT_AREA_TARGETS ${TRIALSTAT_AREA_TARGETS} ${target} CACHE INTERNAL "")
 endfunction()

@@ -4,13 +4,16 @@
 # then configure and build (Release) into ./build. Safe to run again.
 #   scripts/setup.sh [extra cmake -D options...]
 # Environment: BUILD_DIR (default build), BUILD_TYPE (default Release), SKIP_APT=1 to skip apt,
-# SKIP_PYTHON=1 to skip the Python venvs, SKIP_PIP_INSTALL=1 to skip `pip install .` into .venv
-# (the build tree still builds trialstat._core for the tests), PYTHON (default python3).
+# SKIP_PYTHON=1 to skip the Python venvs, SKIP_PIP_INSTALL=1 to skip the wheel and its install
+# into .venv (the build tree still builds trialstat._core for the tests), PYTHON (default python3).
+# The engine is built once: the wheel ($BUILD_DIR/dist/trialstat-*.whl, installed into .venv) is
+# packed from this build, and ccache (when installed) caches compilations across build folders.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake ninja-build pkg-config git
+  ccache                              # compiler cache (the compiler launcher when found)
   protobuf-compiler libprotobuf-dev   # proto/ messages
   nlohmann-json3-dev                  # index and collection JSON, rule configs, JSON output
   libcli11-dev                        # CLI
@@ -41,6 +44,8 @@ if [[ "${SKIP_APT:-0}" != "1" ]]; then
   fi
 fi
 
+echo "setup: [${SECONDS}s] system packages ready"
+
 # nvcc is optional: the CUDA toolkit is found on PATH or in /usr/local/cuda.
 if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
   export PATH="/usr/local/cuda/bin:$PATH"
@@ -64,15 +69,32 @@ if [[ "${SKIP_PYTHON:-0}" != "1" ]]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -r tools/python/requirements-report.txt
   .venv-smdebug/bin/python -m pip install -q --disable-pip-version-check -r tools/python/requirements-smdebug.txt
   python_cmake=(-DTRIALSTAT_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$PWD/.venv/bin/python")
+  echo "setup: [${SECONDS}s] Python venvs ready"
+fi
+
+launcher_cmake=()
+if command -v ccache >/dev/null 2>&1 && [[ "$*" != *COMPILER_LAUNCHER* ]]; then
+  launcher_cmake=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+                  -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 fi
 
 build_dir="${BUILD_DIR:-build}"
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" "${python_cmake[@]}" "$@"
+build_type="${BUILD_TYPE:-Release}"
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" "${launcher_cmake[@]}" \
+  "${python_cmake[@]}" "$@"
 cmake --build "$build_dir" --parallel "$(nproc)"
+echo "setup: [${SECONDS}s] built"
 if [[ "${SKIP_PYTHON:-0}" != "1" && "${SKIP_PIP_INSTALL:-0}" != "1" ]]; then
-  # `pip install .` (scikit-build-core; CPU backend); build-dir keeps re-runs incremental.
-  .venv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation . \
-    -C "build-dir=$build_dir/python-wheel"
-  echo "setup: installed the trialstat Python package into .venv"
+  # The wheel, from this build: scikit-build-core reuses $build_dir as it is configured (same
+  # generator and build type; pyproject.toml sets nothing else), finds _core and the CLI up to
+  # date and packs the component `python`. Then install it into .venv.
+  generator=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$build_dir/CMakeCache.txt")
+  rm -f "$build_dir"/dist/trialstat-*.whl
+  CMAKE_GENERATOR="$generator" .venv/bin/python -m pip wheel -q --disable-pip-version-check \
+    --no-build-isolation --no-deps . -w "$build_dir/dist" \
+    -C "build-dir=$build_dir" -C "cmake.build-type=$build_type"
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps --force-reinstall \
+    "$build_dir"/dist/trialstat-*.whl
+  echo "setup: [${SECONDS}s] installed $(basename "$build_dir"/dist/trialstat-*.whl) into .venv"
 fi
-echo "setup: built into $build_dir (CLI: $build_dir/tools/trialstat/trialstat)"
+echo "setup: [${SECONDS}s] done: built into $build_dir (CLI: $build_dir/tools/trialstat/trialstat)"
