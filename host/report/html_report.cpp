@@ -321,7 +321,7 @@ std::string trial_section(const trial::catalog& trial, const html_report_options
                           const curve_collector& curves) {
   std::string h;
   h += "<h2 id=\"trial\">Trial</h2>\n<table class=\"summary\">\n";
-  h += fmt::format("<tr><th>path</th><td>{}</td></tr>\n", html_escape(trial.root().string()));
+  h += fmt::format("<tr><th>path</th><td>{}</td></tr>\n", html_escape(trial.location()));
   std::string workers;
   for (const auto w : trial.sorted_worker_ids()) workers += (workers.empty() ? "" : ", ") + html_escape(trial.workers()[w]);
   h += fmt::format("<tr><th>workers</th><td>{} of {} expected: {}</td></tr>\n", trial.workers().size(),
@@ -609,7 +609,9 @@ result<html_report_summary> write_html_report(const trial::catalog& trial,
 
   std::string page;
   page.reserve(detail::bokeh_js().size() + data_text.size() + (1 << 16));
-  const std::string title = "trialstat report: " + trial.root().filename().string();
+  std::string name = trial.location();
+  while (name.size() > 1 && name.back() == '/') name.pop_back();
+  const std::string title = "trialstat report: " + name.substr(name.find_last_of('/') + 1);
   page += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   page += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   page += fmt::format("<title>{}</title>\n<style>{}</style>\n", html_escape(title), detail::report_css());
