@@ -79,7 +79,8 @@ def raw_fetch(endpoint, folder, prefix):
         config.write(f'url = "{url}"\noutput = "/dev/null"\n')
     config.close()
     start = time.perf_counter()
-    subprocess.run(["curl", "-s", "--fail", "--parallel", "--parallel-max", "32", "-K", config.name], check=True)
+    subprocess.run(["curl", "--no-progress-meter", "--fail", "--retry", "5", "--retry-all-errors",
+                    "--parallel", "--parallel-max", "32", "-K", config.name], check=True)
     elapsed = time.perf_counter() - start
     os.unlink(config.name)
     return elapsed
@@ -150,6 +151,8 @@ def main():
             ours, _ = timed([cli, "stats", f"s3://{BUCKET}/small", "--format", "json", "--bins", "0",
                              "--no-progress"], env)
             theirs, _ = timed([str(smdebug_python), str(HERE / "smdebug_s3_stats.py"), f"s3://{BUCKET}/small"], env)
+            results["smdebug_trial_stats_peak_rss_mb"] = peak_rss_mb(
+                [cli, "stats", f"s3://{BUCKET}/small", "--format", "json", "--bins", "0", "--no-progress"], env)
             results["smdebug_s"] = theirs
             results["trialstat_small_s"] = ours
             results["vs_smdebug"] = theirs / ours

@@ -163,7 +163,7 @@ TEST(HostileIndex, EventFileBytesLoadClampsWrappingRangesToTheFile) {
   pipeline::detail::event_file_bytes file;
   constexpr uint64_t huge = std::numeric_limits<uint64_t>::max();
   // Two lengths whose sum wraps, one past the end: ranges path (whole-file limit 0).
-  const std::vector<std::pair<uint64_t, uint64_t>> ranges{{0, huge}, {100, huge - 50}, {10u << 20, 5}};
+  const std::vector<io::byte_range> ranges{{0, huge}, {100, huge - 50}, {10u << 20, 5}};
   auto loaded = file.load(*reader, ranges, /*whole_file_limit_bytes=*/0);
   ASSERT_TRUE(loaded.has_value()) << loaded.error_status().to_string();
   EXPECT_EQ(*loaded, static_cast<int64_t>(2 * bytes.size() - 100));
