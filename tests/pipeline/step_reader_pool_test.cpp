@@ -41,7 +41,7 @@ TEST(step_reader_pool, SmallFilesGoIntoPoolBuffers) {
   ASSERT_TRUE(small_reader && big_reader);
 
   event_file_bytes file;
-  const std::vector<std::pair<uint64_t, uint64_t>> whole_small{{0, 5000}};
+  const std::vector<io::byte_range> whole_small{{0, 5000}};
   auto loaded = file.load(*small_reader, whole_small, std::size_t{1} << 30, pool->get());
   ASSERT_TRUE(loaded);
   EXPECT_EQ(*loaded, 5000);
@@ -57,14 +57,14 @@ TEST(step_reader_pool, SmallFilesGoIntoPoolBuffers) {
   EXPECT_EQ((*pool)->counters().acquired, 1);
 
   // Too big for a buffer: an owned vector, and the lease goes back to the pool.
-  const std::vector<std::pair<uint64_t, uint64_t>> whole_big{{0, 20000}};
+  const std::vector<io::byte_range> whole_big{{0, 20000}};
   ASSERT_TRUE(file.load(*big_reader, whole_big, std::size_t{1} << 30, pool->get()));
   EXPECT_FALSE((*pool)->owns(file.buffer().data(), 1));
   EXPECT_EQ((*pool)->free_count(), 2u);
   expect_bytes(file.record(0, 20000), 20000, 9);
 
   // Byte ranges of a file too big to read whole (limit 10000) fit a buffer again.
-  const std::vector<std::pair<uint64_t, uint64_t>> ranges{{100, 300}, {15000, 1000}};
+  const std::vector<io::byte_range> ranges{{100, 300}, {15000, 1000}};
   ASSERT_TRUE(file.load(*big_reader, ranges, 10000, pool->get()));
   EXPECT_TRUE((*pool)->owns(file.buffer().data(), file.buffer().size()));
   expect_bytes(file.record(100, 300), 300, 9, 100);
@@ -79,7 +79,7 @@ TEST(step_reader_pool, ExhaustedPoolFallsBackToVectors) {
   const auto path = write_file(dir, "f", 3000, 3);
   auto reader = io::file_reader::open(path);
   ASSERT_TRUE(reader);
-  const std::vector<std::pair<uint64_t, uint64_t>> whole{{0, 3000}};
+  const std::vector<io::byte_range> whole{{0, 3000}};
   event_file_bytes a, b;
   ASSERT_TRUE(a.load(*reader, whole, std::size_t{1} << 30, pool->get()));
   ASSERT_TRUE(b.load(*reader, whole, std::size_t{1} << 30, pool->get()));
@@ -95,7 +95,7 @@ TEST(step_reader_map, WholeFilesAtOrAboveTheMinimumAreMappedOthersRead) {
   const auto path = write_file(dir, "f", 10000, 5);
   auto reader = io::file_reader::open(path);
   ASSERT_TRUE(reader);
-  const std::vector<std::pair<uint64_t, uint64_t>> whole{{0, 10000}};
+  const std::vector<io::byte_range> whole{{0, 10000}};
   event_file_bytes mapped, read, ranged;
   ASSERT_TRUE(mapped.load(*reader, whole, std::size_t{1} << 30, nullptr, true, 4096));
   ASSERT_TRUE(read.load(*reader, whole, std::size_t{1} << 30, nullptr, true, 20000));
@@ -110,7 +110,7 @@ TEST(step_reader_map, WholeFilesAtOrAboveTheMinimumAreMappedOthersRead) {
   EXPECT_NE(mapped.buffer().data(), read.buffer().data());
   EXPECT_EQ(mapped.record(9000, 5000).size(), 1000u);
   // Byte ranges (a file too big to read whole) are always read, never mapped.
-  const std::vector<std::pair<uint64_t, uint64_t>> ranges{{100, 300}, {8000, 1000}};
+  const std::vector<io::byte_range> ranges{{100, 300}, {8000, 1000}};
   ASSERT_TRUE(ranged.load(*reader, ranges, 5000, nullptr, true, 0));
   expect_bytes(ranged.record(100, 300), 300, 5, 100);
   expect_bytes(ranged.record(8000, 1000), 1000, 5, 8000);
