@@ -722,7 +722,13 @@ struct catalog::state {
   /// After completeness is known: list only index keys after the last complete step's.
   void advance_index_start_after() {
     if (last_complete < 0 || last_index_key.empty()) return;
-    auto it = last_index_key.upper_bound(last_complete);
+    // A step read by scanning its event file may still get its index file: the watermark stays
+    // before the first such step.
+    int64_t limit = last_complete;
+    for (const block& b : blocks) {
+      if (b.alive && b.from_scan) limit = std::min(limit, b.step - 1);
+    }
+    auto it = last_index_key.upper_bound(limit);
     if (it == last_index_key.begin()) return;
     --it;
     if (index_start_after < it->second) index_start_after = it->second;
