@@ -70,8 +70,8 @@ def upload(client, folder, prefix):
 
 
 def raw_fetch(endpoint, folder, prefix):
-    """Every event object fetched concurrently, no processing (path-style URLs, unsigned: moto
-    does not check signatures unless asked to)."""
+    """Every event object fetched concurrently, no processing: curl's own SigV4 and parallel
+    transfers (the same libcurl as trialstat), path-style URLs."""
     urls = [f"{endpoint}/{BUCKET}/{prefix}/{p.relative_to(folder).as_posix()}"
             for p in sorted(folder.rglob("*.tfevents"))]
     config = tempfile.NamedTemporaryFile("w", suffix=".curl", delete=False)
@@ -80,6 +80,7 @@ def raw_fetch(endpoint, folder, prefix):
     config.close()
     start = time.perf_counter()
     subprocess.run(["curl", "--no-progress-meter", "--fail", "--retry", "5", "--retry-all-errors",
+                    "--aws-sigv4", "aws:amz:us-east-1:s3", "--user", "testing:testing",
                     "--parallel", "--parallel-max", "32", "-K", config.name], check=True)
     elapsed = time.perf_counter() - start
     os.unlink(config.name)
