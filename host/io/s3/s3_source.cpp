@@ -484,6 +484,16 @@ class s3_source final : public trial_source {
     const std::string prefix = core_->bucket_key(sub) + "/";
     const std::string after = start_after.empty() ? std::string() : core_->bucket_key(start_after);
     std::vector<list_job> jobs;
+    if (sub != "index") {
+      // events/ has one folder per step, collections/ one: a flat listing (1000 keys a page)
+      // costs far fewer requests than a folder each.
+      list_job flat;
+      flat.prefix = prefix;
+      flat.start_after = after;
+      jobs.push_back(std::move(flat));
+      TRIALSTAT_RETURN_IF_ERROR(run_list_jobs(jobs));
+      return finish_listing(std::move(jobs[0].objects), out);
+    }
     // The step-bucket folders (index/000000000/, ...: one per 1000 steps) are listed, then their
     // contents in parallel; StartAfter goes to the folder that holds `start_after`, folders
     // wholly before it are skipped. (The folder listing itself takes no StartAfter: servers
@@ -514,6 +524,11 @@ class s3_source final : public trial_source {
     for (auto& job : buckets) {
       std::move(job.objects.begin(), job.objects.end(), std::back_inserter(objects));
     }
+    return finish_listing(std::move(objects), out);
+  }
+
+  /// Keys relative to the root, sorted, sizes remembered.
+  status finish_listing(std::vector<s3_list_page::object> objects, std::vector<object_info>& out) const {
     out.reserve(objects.size());
     {
       std::lock_guard lock(core_->mutex);
