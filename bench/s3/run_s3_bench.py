@@ -57,9 +57,10 @@ def peak_rss_mb(cmd, env):
     return int(done.stderr.strip().splitlines()[-1]) / 1024
 
 
-def make_trial(cli, out, size):
+def make_trial(cli, out, size, width=0):
     if not out.exists():
-        subprocess.run([cli, "example", "--out", str(out), "--target-bytes", size], check=True,
+        extra = ["--width", str(width)] if width else []
+        subprocess.run([cli, "example", "--out", str(out), "--target-bytes", size, *extra], check=True,
                        stdout=subprocess.DEVNULL)
     return sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
 
@@ -95,6 +96,7 @@ def main():
     parser.add_argument("--big-bytes", default="")
     parser.add_argument("--smdebug-bytes", default="")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--width", type=int, default=0, help="hidden width of the trials (larger: fewer, bigger event files)")
     parser.add_argument("--json", default="")
     args = parser.parse_args()
     cli = str(pathlib.Path(args.build).resolve() / "tools" / "trialstat" / "trialstat")
@@ -109,8 +111,8 @@ def main():
                               aws_access_key_id="testing", aws_secret_access_key="testing")
         client.create_bucket(Bucket=BUCKET)
         env = env_for(moto.endpoint)
-        trial = work / f"trial-{args.bytes}"
-        total = make_trial(cli, trial, args.bytes)
+        trial = work / f"trial-{args.bytes}-w{args.width}"
+        total = make_trial(cli, trial, args.bytes, args.width)
         upload(client, trial, "main")
         event_bytes = sum(p.stat().st_size for p in trial.rglob("*.tfevents"))
         raw, stats = [], []
@@ -146,8 +148,8 @@ def main():
                                                             "json", "--bins", "0", "--no-progress"], env)
         if args.smdebug_bytes:
             smdebug_python = HERE.parent.parent / ".venv-smdebug" / "bin" / "python"
-            small = work / f"trial-{args.smdebug_bytes}"
-            results["smdebug_trial_bytes"] = make_trial(cli, small, args.smdebug_bytes)
+            small = work / f"trial-{args.smdebug_bytes}-w{args.width}"
+            results["smdebug_trial_bytes"] = make_trial(cli, small, args.smdebug_bytes, args.width)
             upload(client, small, "small")
             ours, _ = timed([cli, "stats", f"s3://{BUCKET}/small", "--format", "json", "--bins", "0",
                              "--no-progress"], env)
