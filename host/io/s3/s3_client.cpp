@@ -32,20 +32,6 @@ void global_init() {
   (void)done;
 }
 
-/// RFC 3986 unreserved characters stay; everything else is %XX (keep '/' in paths).
-std::string percent_encode(std::string_view text, bool keep_slash) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/')) {
-      out.push_back(c);
-    } else {
-      out += fmt::format("%{:02X}", u);
-    }
-  }
-  return out;
-}
 
 /// Per-transfer state attached to an easy handle.
 struct transfer {
@@ -129,6 +115,20 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
 }
 
 }  // namespace
+
+std::string percent_encode(std::string_view text, bool keep_slash) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/')) {
+      out.push_back(c);
+    } else {
+      out += fmt::format("%{:02X}", u);
+    }
+  }
+  return out;
+}
 
 // ---- shared connection cache --------------------------------------------------------------------
 

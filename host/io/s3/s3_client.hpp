@@ -23,6 +23,11 @@
 
 namespace trialstat::io::detail {
 
+/// RFC 3986 percent-encoding: unreserved characters stay, every other byte becomes %XX; '/'
+/// stays too when `keep_slash` (object paths) and is encoded otherwise (query values, which SigV4
+/// signs in this canonical form).
+[[nodiscard]] std::string percent_encode(std::string_view text, bool keep_slash);
+
 /// Totals of one source's requests (atomics: updated by every thread that reads).
 struct s3_counters {
   std::atomic<int64_t> requests{0};         ///< requests finished (each try counted once)

@@ -46,20 +46,6 @@ status check_ranges(std::span<const byte_range> ranges, const std::string& name)
   return status::success();
 }
 
-/// Query-string encoding (RFC 3986: everything but unreserved characters).
-std::string query_encode(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(c);
-    } else {
-      out += fmt::format("%{:02X}", u);
-    }
-  }
-  return out;
-}
-
 class s3_read_ahead_state;
 
 }  // namespace
@@ -67,10 +53,10 @@ class s3_read_ahead_state;
 // ---- core: what the source and its readers share ------------------------------------------------
 
 struct s3_core {
-  s3_core(std::string location_text, s3_location location, s3_config config, const s3_options& options)
+  s3_core(std::string location_text, s3_location parsed, s3_config config, const s3_options& options)
       : location(std::move(location_text)),
-        key_prefix(location.prefix.empty() ? std::string() : location.prefix + "/"),
-        client(std::move(location), std::move(config), options) {}
+        key_prefix(parsed.prefix.empty() ? std::string() : parsed.prefix + "/"),
+        client(std::move(parsed), std::move(config), options) {}
 
   std::string location;    // s3://bucket/prefix as given (trimmed)
   std::string key_prefix;  // "prefix/" or ""
@@ -654,12 +640,12 @@ class s3_source final : public trial_source {
       ready.pop_front();
       // Parameters in canonical (sorted) order, as SigV4 signs them.
       std::vector<std::string> query;
-      if (!job.token.empty()) query.push_back("continuation-token=" + query_encode(job.token));
-      if (!job.delimiter.empty()) query.push_back("delimiter=" + query_encode(job.delimiter));
+      if (!job.token.empty()) query.push_back("continuation-token=" + percent_encode(job.token, /*keep_slash=*/false));
+      if (!job.delimiter.empty()) query.push_back("delimiter=" + percent_encode(job.delimiter, /*keep_slash=*/false));
       query.emplace_back("list-type=2");
       query.push_back(fmt::format("max-keys={}", job.max_keys));
-      query.push_back("prefix=" + query_encode(job.prefix));
-      if (!job.start_after.empty() && job.token.empty()) query.push_back("start-after=" + query_encode(job.start_after));
+      query.push_back("prefix=" + percent_encode(job.prefix, /*keep_slash=*/false));
+      if (!job.start_after.empty() && job.token.empty()) query.push_back("start-after=" + percent_encode(job.start_after, /*keep_slash=*/false));
       job.request.url = core_->client.bucket_url(fmt::format("{}", fmt::join(query, "&")));
       job.request.display = core_->client.display(job.prefix) + " (listing)";
       return &job.request;
