@@ -262,6 +262,9 @@ void s3_client::run(const std::function<s3_request*()>& next, const std::functio
       curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1024L);
       curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, 30L);
       curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "identity");
+      // 256 KiB receive buffer (libcurl's default is 16 KiB): 16x fewer recv calls and body
+      // callbacks on multi-MiB ranged GETs, as the curl tool does with its own 100 KiB buffer.
+      curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 256L << 10);
       if (r.head) curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
       if (r.range) {
         const std::string range = fmt::format("{}-{}", r.range->offset_bytes,
@@ -347,6 +350,10 @@ void s3_client::run(const std::function<s3_request*()>& next, const std::functio
         if (r.range) {
           const uint64_t end = std::min(r.range->offset_bytes + r.range->length_bytes, total);
           expected = end > r.range->offset_bytes ? end - r.range->offset_bytes : 0;
+        } else if (r.dest != nullptr) {
+          // A whole-object GET into a buffer sized from the listing: an object that grew since
+          // still gives the listed prefix (which the index's records lie in).
+          expected = std::min(total, r.dest_capacity);
         } else {
           expected = total;
         }

@@ -46,7 +46,8 @@ struct s3_request {
   std::string url;                      ///< full URL, query included
   std::string display;                  ///< s3://bucket/key for messages
   bool head = false;                    ///< HEAD instead of GET
-  std::optional<byte_range> range;      ///< Range: bytes=offset-(offset+length-1)
+  std::optional<byte_range> range;      ///< Range: bytes=offset-(offset+length-1); unset: the whole
+                                        ///< object (into `dest`: its first dest_capacity bytes)
   std::byte* dest = nullptr;
   uint64_t dest_capacity = 0;
   std::string body;

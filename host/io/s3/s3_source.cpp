@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "host/io/range_coalescing.hpp"
+#include "host/io/s3/part_buffer_pool.hpp"
 #include "host/io/s3/s3_client.hpp"
 #include "host/io/s3/s3_config.hpp"
 #include "host/io/s3/s3_xml.hpp"
@@ -56,11 +57,13 @@ struct s3_core {
   s3_core(std::string location_text, s3_location parsed, s3_config config, const s3_options& options)
       : location(std::move(location_text)),
         key_prefix(parsed.prefix.empty() ? std::string() : parsed.prefix + "/"),
-        client(std::move(parsed), std::move(config), options) {}
+        client(std::move(parsed), std::move(config), options),
+        part_buffers(options.in_flight_budget_bytes) {}
 
   std::string location;    // s3://bucket/prefix as given (trimmed)
   std::string key_prefix;  // "prefix/" or ""
   s3_client client;
+  mutable part_buffer_pool part_buffers;  // receive buffers of ranged GETs, reused
 
   mutable std::mutex mutex;
   mutable std::unordered_map<std::string, uint64_t> sizes;  // key -> size, from listings / HEADs
@@ -133,30 +136,49 @@ struct s3_core {
     return std::optional<uint64_t>(*r.object_size);
   }
 
+  /// The GET of one coalesced part of `key` into `dest` (at least `part.length_bytes`). A part
+  /// that is the whole object as listed is a plain GET without a Range header: the same bytes,
+  /// and servers that slice a range out of the whole object (moto does) are spared the copy.
+  [[nodiscard]] s3_request part_request(std::string_view key, const std::string& url, const std::string& name,
+                                        const coalesced_part& part, std::byte* dest) const {
+    s3_request r;
+    r.url = url;
+    r.display = fmt::format("{} bytes {}-{}", name, part.offset_bytes, part.offset_bytes + part.length_bytes - 1);
+    const std::optional<uint64_t> size = known_size(key);
+    if (!(part.offset_bytes == 0 && size && *size == part.length_bytes)) {
+      r.range = byte_range{part.offset_bytes, part.length_bytes};
+    }
+    r.dest = dest;
+    r.dest_capacity = part.length_bytes;
+    return r;
+  }
+
   /// Fetch `ranges` of `key` now (coalesced, concurrently) into `out` (see read_ranges).
   status fetch_ranges(std::string_view key, std::span<const byte_range> ranges, std::byte* out,
                       std::span<uint64_t> available) const {
     TRIALSTAT_RETURN_IF_ERROR(check_ranges(ranges, display(key)));
     const coalesced_reads plan =
         coalesce_ranges(ranges, client.options().coalesce_gap_bytes, client.options().part_bytes);
-    std::vector<std::vector<std::byte>> buffers(plan.parts.size());
+    std::vector<part_buffer> buffers(plan.parts.size());
+    struct give_back {
+      part_buffer_pool& pool;
+      std::vector<part_buffer>& buffers;
+      ~give_back() {
+        for (part_buffer& b : buffers) pool.give(std::move(b));
+      }
+    } returned{part_buffers, buffers};
     std::vector<s3_request> requests(plan.parts.size());
     const std::string url = client.object_url(bucket_key(key));
     const std::string name = display(key);
     for (std::size_t p = 0; p < plan.parts.size(); ++p) {
       try {
-        buffers[p].resize(static_cast<std::size_t>(plan.parts[p].length_bytes));
+        buffers[p] = part_buffers.take(plan.parts[p].length_bytes);
       } catch (const std::exception&) {
         return status(error_code::out_of_memory,
                       fmt::format("{}: cannot allocate {} bytes for the range at byte {}", name,
                                   plan.parts[p].length_bytes, plan.parts[p].offset_bytes));
       }
-      requests[p].url = url;
-      requests[p].display = fmt::format("{} bytes {}-{}", name, plan.parts[p].offset_bytes,
-                                        plan.parts[p].offset_bytes + plan.parts[p].length_bytes - 1);
-      requests[p].range = byte_range{plan.parts[p].offset_bytes, plan.parts[p].length_bytes};
-      requests[p].dest = buffers[p].data();
-      requests[p].dest_capacity = plan.parts[p].length_bytes;
+      requests[p] = part_request(key, url, name, plan.parts[p], buffers[p].data.get());
     }
     std::size_t next = 0;
     client.run([&]() -> s3_request* { return next < requests.size() ? &requests[next++] : nullptr; },
@@ -165,7 +187,7 @@ struct s3_core {
     std::vector<uint64_t> received(plan.parts.size());
     for (std::size_t p = 0; p < plan.parts.size(); ++p) {
       if (!requests[p].outcome.ok()) return requests[p].outcome;
-      data[p] = buffers[p].data();
+      data[p] = buffers[p].data.get();
       received[p] = requests[p].received;
     }
     scatter_parts(plan, data, received, out, available);
@@ -221,7 +243,7 @@ class s3_read_ahead_state {
       std::vector<const std::byte*> data(wanted->buffers.size());
       std::vector<uint64_t> received(wanted->buffers.size());
       for (std::size_t p = 0; p < wanted->buffers.size(); ++p) {
-        data[p] = wanted->buffers[p].data();
+        data[p] = wanted->buffers[p].data.get();
         received[p] = wanted->requests[p].received;
       }
       scatter_parts(wanted->plan, data, received, out, available);
@@ -242,7 +264,7 @@ class s3_read_ahead_state {
     std::string key;
     std::vector<byte_range> ranges;
     coalesced_reads plan;
-    std::vector<std::vector<std::byte>> buffers;
+    std::vector<part_buffer> buffers;
     std::vector<s3_request> requests;  // sized once: addresses stay valid while in flight
     std::size_t next_part = 0;
     std::size_t pending = 0;
@@ -254,6 +276,7 @@ class s3_read_ahead_state {
   static bool finished(const group& g) { return g.pending == 0 && g.next_part == g.requests.size(); }
   void erase(group* g) {
     held_bytes_ -= g->bytes;
+    for (part_buffer& b : g->buffers) core_.part_buffers.give(std::move(b));
     if (g == current_) current_ = nullptr;
     std::erase_if(groups_, [&](const std::unique_ptr<group>& p) { return p.get() == g; });
   }
@@ -300,20 +323,15 @@ class s3_read_ahead_state {
         for (std::size_t p = 0; p < g->plan.parts.size(); ++p) {
           const coalesced_part& part = g->plan.parts[p];
           try {
-            g->buffers[p].resize(static_cast<std::size_t>(part.length_bytes));
+            g->buffers[p] = core_.part_buffers.take(part.length_bytes);
           } catch (const std::exception&) {
             g->failed = true;  // the reader's own read reports it
             g->buffers.clear();
             g->requests.clear();
             break;
           }
-          s3_request& r = g->requests[p];
-          r.url = url;
-          r.display = fmt::format("{} bytes {}-{}", name, part.offset_bytes, part.offset_bytes + part.length_bytes - 1);
-          r.range = byte_range{part.offset_bytes, part.length_bytes};
-          r.dest = g->buffers[p].data();
-          r.dest_capacity = part.length_bytes;
-          r.user = g.get();
+          g->requests[p] = core_.part_request(g->key, url, name, part, g->buffers[p].data.get());
+          g->requests[p].user = g.get();
           g->bytes += part.length_bytes;
         }
         held_bytes_ += g->bytes;
