@@ -25,9 +25,11 @@ struct s3_options {
   /// Record ranges of one object closer than this are fetched in one request (the gap bytes are
   /// transferred and dropped). Environment: TRIALSTAT_S3_COALESCE_GAP_BYTES.
   uint64_t coalesce_gap_bytes = uint64_t{64} << 10;
-  /// Longest single ranged GET; longer ranges are split so that they are fetched in parallel.
+  /// Longest single ranged GET; longer ranges are split so that they are fetched in parallel
+  /// (16 MiB: the upper end of AWS's advice for byte-range fetches; smaller parts cost servers
+  /// that slice ranges out of whole objects, as moto does, a copy of the object per part).
   /// Environment: TRIALSTAT_S3_PART_BYTES.
-  uint64_t part_bytes = uint64_t{8} << 20;
+  uint64_t part_bytes = uint64_t{16} << 20;
   /// Bytes fetched ahead of the reader (in flight plus fetched and not yet consumed) at most:
   /// what bounds the memory of an S3 read, whatever the trial's size.
   /// Environment: TRIALSTAT_S3_BUDGET_BYTES.
