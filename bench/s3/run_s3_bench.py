@@ -5,6 +5,9 @@ S3-compatible server (moto's server mode, as the tests use):
 
   raw    : every event object of the trial fetched concurrently with no processing (curl
            --parallel --parallel-max 32 into /dev/null): the transfer ceiling of this server;
+           also as ranged GETs of 8 MiB parts, and as every object of the trial (index and
+           collections files too, which `stats` fetches before the first event range);
+  local  : the same `stats` command on the local copy of the trial (the processing alone);
   stats  : `trialstat stats s3://... --format json --bins 0 > /dev/null`;
   rule   : `trialstat rules s3://... --rule LossNotDecreasing` (1 tensor of ~20), with the bytes
            it transferred counted by a proxy in front of the server;
@@ -70,14 +73,21 @@ def upload(client, folder, prefix):
         client.upload_file(str(path), BUCKET, f"{prefix}/{path.relative_to(folder).as_posix()}")
 
 
-def raw_fetch(endpoint, folder, prefix):
+def raw_fetch(endpoint, folder, prefix, part_bytes=0, pattern="*.tfevents"):
     """Every event object fetched concurrently, no processing: curl's own SigV4 and parallel
-    transfers (the same libcurl as trialstat), path-style URLs."""
-    urls = [f"{endpoint}/{BUCKET}/{prefix}/{p.relative_to(folder).as_posix()}"
-            for p in sorted(folder.rglob("*.tfevents"))]
+    transfers (the same libcurl as trialstat), path-style URLs. With `part_bytes`, each object is
+    fetched as ranged GETs of at most that many bytes (as `stats` splits large reads). With
+    pattern "*", every object of the trial (index and collections files too: what `stats` fetches)."""
     config = tempfile.NamedTemporaryFile("w", suffix=".curl", delete=False)
-    for url in urls:
-        config.write(f'url = "{url}"\noutput = "/dev/null"\n')
+    for path in sorted(p for p in folder.rglob(pattern) if p.is_file()):
+        url = f"{endpoint}/{BUCKET}/{prefix}/{path.relative_to(folder).as_posix()}"
+        size = path.stat().st_size
+        if not part_bytes:
+            config.write(f'url = "{url}"\noutput = "/dev/null"\n')
+            continue
+        for offset in range(0, size, part_bytes):
+            last = min(size, offset + part_bytes) - 1
+            config.write(f'url = "{url}"\noutput = "/dev/null"\nrange = "{offset}-{last}"\n')
     config.close()
     start = time.perf_counter()
     subprocess.run(["curl", "--no-progress-meter", "--fail", "--retry", "5", "--retry-all-errors",
@@ -115,12 +125,20 @@ def main():
         total = make_trial(cli, trial, args.bytes, args.width)
         upload(client, trial, "main")
         event_bytes = sum(p.stat().st_size for p in trial.rglob("*.tfevents"))
-        raw, stats = [], []
+        raw, raw_all, raw_parts, stats, local = [], [], [], [], []
+        stats_cmd = [cli, "stats", f"s3://{BUCKET}/main", "--format", "json", "--bins", "0", "--no-progress"]
         for _ in range(args.repeat):
             raw.append(raw_fetch(moto.endpoint, trial, "main"))
-            stats.append(timed([cli, "stats", f"s3://{BUCKET}/main", "--format", "json", "--bins", "0",
-                                "--no-progress"], env)[0])
+            raw_all.append(raw_fetch(moto.endpoint, trial, "main", pattern="*"))
+            raw_parts.append(raw_fetch(moto.endpoint, trial, "main", part_bytes=8 << 20))
+            stats.append(timed(stats_cmd, env)[0])
+            # The same command on the local folder (page cache warm): the processing alone.
+            local.append(timed([cli, "stats", str(trial), *stats_cmd[3:]], env)[0])
         raw_s, stats_s = statistics.median(raw), statistics.median(stats)
+        results["raw_fetch_8mib_parts_s"] = statistics.median(raw_parts)
+        results["raw_fetch_all_objects_s"] = statistics.median(raw_all)
+        results["stats_vs_raw_all_objects"] = statistics.median(raw_all) / stats_s
+        results["stats_local_s"] = statistics.median(local)
         results["trial_bytes"] = total
         results["event_bytes"] = event_bytes
         results["raw_fetch_s"] = raw_s
