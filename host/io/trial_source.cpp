@@ -12,16 +12,13 @@
 
 #include "host/io/local_source.hpp"
 #include "host/io/s3/s3_source.hpp"
+#include "host/io/trim.hpp"
 #include "trialstat/io/file_reader.hpp"
 
 namespace trialstat::io {
 namespace {
 
-std::string_view trim(std::string_view text) noexcept {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
-  return text;
-}
+using detail::trim;
 
 /// A positive integer from the environment variable `name` into `out` (unchanged when unset).
 template <typename T>
@@ -40,6 +37,20 @@ status read_positive(const char* name, T& out) {
 }
 
 }  // namespace
+
+result<uint64_t> total_range_bytes(std::span<const byte_range> ranges, std::string_view name) {
+  uint64_t total = 0;
+  for (const byte_range& r : ranges) {
+    if (r.length_bytes > max_ranges_total_bytes - total) {
+      return status(error_code::data_loss,
+                    fmt::format("{}: the {} requested record ranges add up to more than 2^40 bytes (a "
+                                "corrupt index length?); nothing read",
+                                name, ranges.size()));
+    }
+    total += r.length_bytes;
+  }
+  return total;
+}
 
 status object_reader::read_ranges(std::span<const byte_range> ranges, std::byte* out,
                                   std::span<uint64_t> available) const {

@@ -57,16 +57,9 @@ result<int64_t> event_file_bytes::load(const io::object_reader& reader, const st
     // and fetches them concurrently); the object's size is learnt from what arrives.
     whole_ = false;
     file_size_ = 0;
-    uint64_t wanted = 0;
-    for (const auto& r : ranges) {
-      if (r.length_bytes > (uint64_t{1} << 40) - wanted) {
-        return status(error_code::out_of_memory,
-                      fmt::format("{}: the {} requested records add up to more than 2^40 bytes (a corrupt "
-                                  "index length?)",
-                                  reader.display_name(), ranges.size()));
-      }
-      wanted += r.length_bytes;
-    }
+    auto total = io::total_range_bytes(ranges, reader.display_name());
+    if (!total) return total.error_status();
+    const uint64_t wanted = *total;
     auto out = allocate(wanted);
     if (!out) return out.error_status();
     available_.resize(ranges.size());

@@ -9,14 +9,10 @@
 
 #include <fmt/format.h>
 
+#include "host/io/trim.hpp"
+
 namespace trialstat::io::detail {
 namespace {
-
-std::string_view trim(std::string_view text) noexcept {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
-  return text;
-}
 
 std::string env(const char* name) {
   const char* value = std::getenv(name);

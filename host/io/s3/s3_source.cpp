@@ -29,22 +29,9 @@ namespace {
 
 constexpr uint64_t unknown_size = std::numeric_limits<uint64_t>::max();
 
-/// Ranges read from one object in one call at most (their lengths added): an index whose
-/// lengths add up to more is corrupt, and nothing is fetched for it.
-constexpr uint64_t max_read_bytes = uint64_t{1} << 40;
-
 status check_ranges(std::span<const byte_range> ranges, const std::string& name) {
-  uint64_t total = 0;
-  for (const byte_range& r : ranges) {
-    if (r.length_bytes > max_read_bytes - total) {
-      return status(error_code::data_loss,
-                    fmt::format("{}: the requested record ranges add up to more than {} bytes (a corrupt "
-                                "index length?); nothing fetched",
-                                name, max_read_bytes));
-    }
-    total += r.length_bytes;
-  }
-  return status::success();
+  auto total = total_range_bytes(ranges, name);
+  return total ? status::success() : total.error_status();
 }
 
 class s3_read_ahead_state;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "trialstat/status.hpp"
 
@@ -26,6 +27,14 @@ struct byte_range {
   uint64_t offset_bytes = 0;
   uint64_t length_bytes = 0;
 };
+
+/// @brief Most bytes one read of ranges may ask for (their lengths added): 1 TiB. Lengths come
+/// from index files; a sum above this (or one that would wrap) is a corrupt index, not a read.
+inline constexpr uint64_t max_ranges_total_bytes = uint64_t{1} << 40;
+
+/// @brief The lengths of `ranges` added, checked: data_loss naming `name` (the object) when
+/// they add up to more than max_ranges_total_bytes, so nothing is allocated or fetched for it.
+[[nodiscard]] result<uint64_t> total_range_bytes(std::span<const byte_range> ranges, std::string_view name);
 
 /// @brief One open object of a trial, read by byte ranges. Implementations are thread-safe for
 /// concurrent reads (no shared cursor).
