@@ -17,18 +17,22 @@ export OMP_NUM_THREADS=1 TRIALSTAT_FORCE_BACKEND=cpu
 mpi=(mpirun --oversubscribe --bind-to none --mca btl self,vader --mca pml ob1)
 [[ $(id -u) == 0 ]] && mpi+=(--allow-run-as-root)
 
-# seconds and peak RSS (KiB) of a command, best of $repeats
+# seconds (wall), CPU seconds (user + sys, the ranks' included) and peak RSS (KiB) of a command,
+# best of $repeats (by wall time); the figures of the best run are left in $work/time.txt.
 repeats=${REPEATS:-3}
 measure() {
   local label=$1; shift
-  local best="" rss=""
+  local best="" rss="" cpu=""
   for _ in $(seq "$repeats"); do
-    /usr/bin/time -f "%e %M" -o "$work/time.txt" "$@" >/dev/null 2>"$work/err.txt" || [[ $? == 1 ]]
-    read -r t m < <(tail -1 "$work/time.txt")
-    if [[ -z $best ]] || awk "BEGIN{exit !($t < $best)}"; then best=$t; rss=$m; fi
+    /usr/bin/time -f "%e %M %U %S" -o "$work/time1.txt" "$@" >/dev/null 2>"$work/err.txt" || [[ $? == 1 ]]
+    read -r t m u s < <(tail -1 "$work/time1.txt")
+    if [[ -z $best ]] || awk "BEGIN{exit !($t < $best)}"; then
+      best=$t; rss=$m; cpu=$(awk "BEGIN{print $u + $s}"); echo "$t $m $cpu" >"$work/time.txt"
+    fi
   done
-  printf '%-44s %8.2f s  peak RSS %7d KiB\n' "$label" "$best" "$rss"
+  printf '%-44s %8.2f s  CPU %7.2f s  peak RSS %7d KiB\n' "$label" "$best" "$cpu" "$rss"
 }
+echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 big="$work/big"
 [[ -d $big ]] || "$bin" example --out "$big" --target-bytes "$big_bytes" --workers 2 --threads 1 >/dev/null
@@ -56,11 +60,18 @@ fi
 index_files=$(find "$scale/index" -name '*.json' | wc -l)
 echo "== 2 catalog at scale: $scale_steps steps x $scale_workers workers: $index_files index files, $(du -sh "$scale" | cut -f1)"
 find "$scale/index" -name '*.json' -exec cat {} + >/dev/null  # page cache
+# Baseline for bytes per entry: the same binary's peak RSS without a trial.
+measure "baseline (trialstat --version)" "$bin" --version
+read -r _ base_rss _ < <(tail -1 "$work/time.txt")
 measure "info (catalog build), no mpirun" "$bin" info "$scale"
-read -r t rss < <(tail -1 "$work/time.txt")
+read -r t rss cpu < <(tail -1 "$work/time.txt")
 entries=$("$bin" stats "$scale" --format csv --bins 0 --no-reductions | tail -n +2 | wc -l)
-echo "index files/s parsed (one core): $(awk "BEGIN{printf \"%.0f\", $index_files / $t}")"
 echo "entries (tensor, step, worker): $entries"
+echo "index files/s per core (CPU time of info, listing + parsing + start-up): $(awk "BEGIN{printf \"%.0f\", $index_files / $cpu}") (CPU per file $(awk "BEGIN{printf \"%.1f\", 1e6 * $cpu / $index_files}") us)"
+echo "index files/s, wall: $(awk "BEGIN{printf \"%.0f\", $index_files / $t}")"
+echo "bytes per entry ((peak RSS - baseline) / entries): $(awk "BEGIN{printf \"%.0f\", ($rss - $base_rss) * 1024 / $entries}")"
+measure "info, mpirun -np 1" "${mpi[@]}" -np 1 "$bin" info "$scale"
+measure "info, mpirun -np 2 (each rank parses half)" "${mpi[@]}" -np 2 "$bin" info "$scale"
 measure "rules (default), no mpirun" "$bin" rules "$scale"
 measure "rules (default), mpirun -np 1" "${mpi[@]}" -np 1 "$bin" rules "$scale"
 measure "rules (default), mpirun -np 2" "${mpi[@]}" -np 2 "$bin" rules "$scale"

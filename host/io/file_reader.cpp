@@ -143,11 +143,15 @@ void release_guard(int index) {
 }  // namespace
 
 result<file_reader> file_reader::open(const std::filesystem::path& path) {
+  return open_at(AT_FDCWD, path.c_str(), path);
+}
+
+result<file_reader> file_reader::open_at(int dir_fd, const char* name, std::filesystem::path path) {
   int fd = -1;
   // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat below then refuses anything
   // that is not a regular file (regular files ignore O_NONBLOCK for reads).
   do {
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    fd = ::openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) {
     const int err = errno;
@@ -159,7 +163,7 @@ result<file_reader> file_reader::open(const std::filesystem::path& path) {
     ::close(fd);
     return size.error_status();
   }
-  return file_reader(fd, *size, path);
+  return file_reader(fd, *size, std::move(path));
 }
 
 file_reader::file_reader(file_reader&& other) noexcept
@@ -295,7 +299,12 @@ result<uint64_t> read_file(const std::filesystem::path& path, std::vector<std::b
                            uint64_t max_bytes) {
   auto file = file_reader::open(path);
   if (!file) return file.error_status();
-  const uint64_t size_bytes = file->size_bytes();
+  return read_whole_file(*file, out, max_bytes);
+}
+
+result<uint64_t> read_whole_file(const file_reader& file, std::vector<std::byte>& out, uint64_t max_bytes) {
+  const std::filesystem::path& path = file.path();
+  const uint64_t size_bytes = file.size_bytes();
   TRIALSTAT_RETURN_IF_ERROR(check_size_limit(path, size_bytes, max_bytes));
   if (size_bytes > std::numeric_limits<std::size_t>::max() - record_padding_bytes) {
     return status(error_code::io_error,
@@ -311,7 +320,7 @@ result<uint64_t> read_file(const std::filesystem::path& path, std::vector<std::b
                               size + record_padding_bytes));
   }
   std::fill(out.begin() + static_cast<std::ptrdiff_t>(size), out.end(), std::byte{0});
-  const status read = file->read_at(0, std::span<std::byte>(out.data(), size));
+  const status read = file.read_at(0, std::span<std::byte>(out.data(), size));
   if (!read.ok()) {
     // The file shrank between fstat and pread: report it as an OS-level failure.
     return status(error_code::io_error, read.message());

@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "host/io/local_source.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -22,6 +29,70 @@ status local_source::check_root() const {
   return status::success();
 }
 
+namespace {
+
+/// Appends the regular files under the folder open as `fd` (taken and closed) to `out`, keyed
+/// `prefix` + their path below it; recurses into sub-folders (not into links to folders, as
+/// std::filesystem's recursive iteration). readdir's entry types spare a stat per file.
+/// @return 0, or the errno of the first folder that could not be read.
+int list_folder(int fd, std::string& prefix, std::string_view start_after, std::vector<object_info>& out) {
+  DIR* folder = ::fdopendir(fd);
+  if (folder == nullptr) {
+    const int err = errno;
+    ::close(fd);
+    return err;
+  }
+  int failure = 0;
+  for (;;) {
+    errno = 0;
+    const dirent* entry = ::readdir(folder);
+    if (entry == nullptr) {
+      failure = errno;
+      break;
+    }
+    const std::string_view name(entry->d_name);
+    if (name == "." || name == "..") continue;
+    unsigned char type = entry->d_type;
+    if (type == DT_UNKNOWN || type == DT_LNK) {
+      // What the entry is (a link: what it points to; one that points nowhere is skipped).
+      struct stat info {};
+      if (::fstatat(::dirfd(folder), entry->d_name, &info, type == DT_LNK ? 0 : AT_SYMLINK_NOFOLLOW) != 0) continue;
+      if (S_ISREG(info.st_mode)) {
+        type = DT_REG;
+      } else if (S_ISDIR(info.st_mode) && type == DT_UNKNOWN) {
+        type = DT_DIR;
+      } else {
+        continue;
+      }
+    }
+    if (type == DT_DIR) {
+      int sub = -1;
+      do {
+        sub = ::openat(::dirfd(folder), entry->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+      } while (sub < 0 && errno == EINTR);
+      if (sub < 0) {
+        failure = errno;
+        break;
+      }
+      const std::size_t length = prefix.size();
+      prefix.append(name).push_back('/');
+      failure = list_folder(sub, prefix, start_after, out);
+      prefix.resize(length);
+      if (failure != 0) break;
+    } else if (type == DT_REG) {
+      std::string key;
+      key.reserve(prefix.size() + name.size());
+      key.append(prefix).append(name);
+      if (!start_after.empty() && key <= start_after) continue;
+      out.push_back({std::move(key), 0});  // no stat per file: sizes come from object_size
+    }
+  }
+  ::closedir(folder);
+  return failure;
+}
+
+}  // namespace
+
 status local_source::list(std::string_view sub, std::string_view start_after,
                           std::vector<object_info>& out) const {
   out.clear();
@@ -34,24 +105,16 @@ status local_source::list(std::string_view sub, std::string_view start_after,
     }
     return status(error_code::io_error, fmt::format("cannot access {}: {}", dir.string(), ec.message()));
   }
-  const std::string dir_string = dir.string();
-  fs::recursive_directory_iterator it(dir, ec);
-  if (ec) {
-    return status(error_code::io_error, fmt::format("cannot list {}: {}", dir_string, ec.message()));
-  }
-  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    std::error_code type_ec;
-    if (!it->is_regular_file(type_ec)) continue;
-    const std::string& full = it->path().native();
-    if (full.size() <= dir_string.size()) continue;
-    std::string key(sub);
-    key.append(full, dir_string.size(), std::string::npos);
-    if (!start_after.empty() && key <= start_after) continue;
-    out.push_back({std::move(key), 0});  // no stat per file: sizes come from object_size
-  }
-  if (ec) {
-    return status(error_code::io_error, fmt::format("cannot list {}: {}", dir_string, ec.message()));
+  int fd = -1;
+  do {
+    fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  std::string prefix(sub);
+  if (!prefix.empty() && prefix.back() != '/') prefix.push_back('/');
+  const int failure = fd < 0 ? errno : list_folder(fd, prefix, start_after, out);
+  if (failure != 0) {
+    return status(error_code::io_error,
+                  fmt::format("cannot list {}: {}", dir.string(), std::generic_category().message(failure)));
   }
   std::sort(out.begin(), out.end(), [](const object_info& a, const object_info& b) { return a.key < b.key; });
   return status::success();
@@ -60,6 +123,43 @@ status local_source::list(std::string_view sub, std::string_view start_after,
 result<uint64_t> local_source::read_object(std::string_view key, std::vector<std::byte>& out,
                                            uint64_t max_bytes) const {
   return read_file(root_ / key, out, max_bytes);
+}
+
+void local_source::read_objects(std::span<const std::string> keys, const object_callback& on_object,
+                                uint64_t max_bytes) const {
+  std::vector<std::byte> buffer;
+  std::string folder;  // key prefix of the folder open as folder_fd (up to its last '/')
+  int folder_fd = -1;
+  const auto close_folder = [&] {
+    if (folder_fd >= 0) ::close(folder_fd);
+    folder_fd = -1;
+  };
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::string& key = keys[i];
+    const auto slash = key.rfind('/');
+    const std::string_view prefix = slash == std::string::npos ? std::string_view() : std::string_view(key).substr(0, slash + 1);
+    if (folder_fd < 0 || prefix != folder) {
+      close_folder();
+      folder.assign(prefix);
+      const fs::path dir = prefix.empty() ? root_ : root_ / prefix;
+      do {
+        folder_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      } while (folder_fd < 0 && errno == EINTR);
+    }
+    result<uint64_t> size = folder_fd >= 0
+        ? [&]() -> result<uint64_t> {
+            auto file = file_reader::open_at(folder_fd, key.c_str() + prefix.size(), root_ / key);
+            if (!file) return file.error_status();
+            return read_whole_file(*file, buffer, max_bytes);
+          }()
+        : read_object(key, buffer, max_bytes);  // the folder cannot be opened: its error message
+    if (!size) {
+      on_object(i, size.error_status());
+    } else {
+      on_object(i, std::span<const std::byte>(buffer.data(), static_cast<std::size_t>(*size)));
+    }
+  }
+  close_folder();
 }
 
 result<std::optional<uint64_t>> local_source::object_size(std::string_view key) const {

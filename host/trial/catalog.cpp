@@ -2,9 +2,11 @@
 // The trial catalog (spec/FORMAT.md §1, §6–§8; spec/TRIAL_API.md §2–§4, §9).
 //
 // Layout of the loaded state:
-//  * entries_: every tensor_entry, grouped in blocks of one (step, worker) file each; blocks are
-//    kept sorted by (step, worker id), entries inside a block in index order. New files are
-//    appended and the blocks re-ordered (one pass of moves) only when order broke.
+//  * entries_: every tensor_entry (64 bytes), grouped in blocks of one (step, worker) file each;
+//    blocks are kept sorted by (step, worker id), entries inside a block in index order. New
+//    files are appended and the blocks re-ordered (one pass of moves) only when order broke.
+//    An entry's shape points into `shapes` (one copy per distinct shape) and its reductions into
+//    `reduction_chunks` (fixed chunks, never moved), so moving entries moves 64 bytes each.
 //  * tensor_offsets_/tensor_entry_index_: a CSR index tensor -> entry positions, in entry order,
 //    so (step, worker) ascending: find_entry is a binary search, tensor_steps a walk.
 //  * step_map_: global step -> step_info (first (mode, mode_step) seen wins), mirrored into the
@@ -16,7 +18,9 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <map>
+#include <set>
 #include <numeric>
 #include <string>
 #include <system_error>
@@ -28,6 +32,7 @@
 #include <nlohmann/json.hpp>
 
 #include "host/trial/index_json.hpp"
+#include "host/trial/index_share.hpp"
 #include "trialstat/io/event_decoder.hpp"
 #include "trialstat/io/file_reader.hpp"
 #include "trialstat/io/record_reader.hpp"
@@ -65,6 +70,8 @@ std::optional<reduction_op> parse_reduction(std::string_view name) noexcept {
   }
   return std::nullopt;
 }
+
+static_assert(sizeof(tensor_entry) <= 64, "a catalog entry is 64 bytes (issue 10: 10^7 of them per 10^6 index files)");
 
 namespace {
 
@@ -180,13 +187,25 @@ struct catalog::state {
   string_map<tensor_id> tensor_ids;
   std::vector<std::string> worker_names;
   string_map<worker_id> worker_ids;
-  std::vector<fs::path> event_files;
-  string_map<file_id> event_file_ids;
+  /// Event file keys by file_id (a deque: the map's views into them stay valid as it grows).
+  std::deque<std::string> event_files;
+  std::unordered_map<std::string_view, file_id, string_hash> event_file_ids;
 
   std::vector<tensor_entry> entries;
+  /// Distinct shapes (entries point at them; set nodes never move).
+  std::set<std::vector<int64_t>> shapes;
+  /// Reduction lists of the entries: fixed-size chunks (entries point into them; a chunk never
+  /// moves), each list contiguous within one chunk.
+  std::vector<std::unique_ptr<saved_reduction[]>> reduction_chunks;
+  std::size_t reduction_chunk_used = reduction_chunk_size;
+  static constexpr std::size_t reduction_chunk_size = 4096;
   std::vector<block> blocks;
   std::unordered_map<std::pair<int64_t, worker_id>, uint32_t, step_worker_hash> block_of;
   bool blocks_dirty = false;
+  /// The blocks of the last step are not in worker id order (listings sort `worker_10` before
+  /// `worker_2` in some folders and not in others): sort_tail_step() orders them in place.
+  bool tail_dirty = false;
+  std::vector<tensor_entry> tail_scratch;
 
   std::map<int64_t, step_info> step_map;
   std::vector<step_info> step_infos;
@@ -207,7 +226,27 @@ struct catalog::state {
   bool training_ended = false;
   int64_t last_complete = -1;
 
+  /// Files not to look at again on refresh: the index files taken (loaded or not), sorted (kept
+  /// from each pass's listing, merged: no hashing or copying of 10⁶ keys when opening), and the
+  /// others met (bad names, scanned event files) in a set.
+  std::vector<std::string> taken_index_keys;
   string_set seen_files;
+  [[nodiscard]] bool seen(const std::string& rel) const {
+    if (!seen_files.empty() && seen_files.contains(rel)) return true;
+    return std::binary_search(taken_index_keys.begin(), taken_index_keys.end(), rel);
+  }
+  /// Add a pass's keys to load (sorted, none taken before) to taken_index_keys.
+  void take_index_keys(std::vector<std::string>&& keys) {
+    if (taken_index_keys.empty()) {
+      taken_index_keys = std::move(keys);
+      return;
+    }
+    const auto middle = taken_index_keys.size();
+    taken_index_keys.insert(taken_index_keys.end(), std::make_move_iterator(keys.begin()),
+                            std::make_move_iterator(keys.end()));
+    std::inplace_merge(taken_index_keys.begin(), taken_index_keys.begin() + static_cast<std::ptrdiff_t>(middle),
+                       taken_index_keys.end());
+  }
   /// Index keys listed after this one only (ListObjectsV2 StartAfter on S3): the largest index
   /// key of the largest complete step (no new file can appear at or before a complete step).
   std::string index_start_after;
@@ -221,8 +260,23 @@ struct catalog::state {
   std::vector<uint32_t> slot_stamp;
   std::vector<uint32_t> slot_index;
   uint32_t stamp = 0;
+  /// Reductions of the file being committed: (entry index, record) in index order.
+  std::vector<std::pair<uint32_t, saved_reduction>> pending_reductions;
 
   // ---- interning ----
+  /// The tensor id interned at each item position of the previous file (raw and reduction
+  /// items, then shapes): files of one trial list the same names in the same order, so a name
+  /// is checked against the previous file's first (one compare, no hash).
+  std::vector<tensor_id> ids_by_position;
+  tensor_id intern_tensor_at(std::size_t position, std::string_view name) {
+    if (position < ids_by_position.size()) {
+      tensor_id& cached = ids_by_position[position];
+      if (tensor_names[cached] == name) return cached;
+      return cached = intern_tensor(name);
+    }
+    ids_by_position.resize(position + 1);
+    return ids_by_position[position] = intern_tensor(name);
+  }
   tensor_id intern_tensor(std::string_view name) {
     if (const auto it = tensor_ids.find(name); it != tensor_ids.end()) return it->second;
     const auto id = static_cast<tensor_id>(tensor_names.size());
@@ -242,8 +296,7 @@ struct catalog::state {
   file_id intern_event_file(std::string_view rel) {
     if (const auto it = event_file_ids.find(rel); it != event_file_ids.end()) return it->second;
     const auto id = static_cast<file_id>(event_files.size());
-    event_files.emplace_back(rel);
-    event_file_ids.emplace(std::string(rel), id);
+    event_file_ids.emplace(event_files.emplace_back(rel), id);
     return id;
   }
 
@@ -267,6 +320,54 @@ struct catalog::state {
     out.reserve(listed.size());
     for (auto& object : listed) out.push_back(std::move(object.key));
     return status::success();
+  }
+
+  // ---- side tables ----
+  /// The shape interned at each shape item position of the previous file (as ids_by_position).
+  std::vector<const std::vector<int64_t>*> shapes_by_position;
+  const std::vector<int64_t>* intern_shape_at(std::size_t position, std::span<const int64_t> dims) {
+    if (position >= shapes_by_position.size()) shapes_by_position.resize(position + 1, nullptr);
+    const std::vector<int64_t>*& cached = shapes_by_position[position];
+    if (cached == nullptr || !std::equal(cached->begin(), cached->end(), dims.begin(), dims.end())) {
+      cached = &*shapes.emplace(dims.begin(), dims.end()).first;
+    }
+    return cached;
+  }
+  /// Room for `count` (<= reduction_chunk_size) contiguous reduction records.
+  saved_reduction* allocate_reductions(std::size_t count) {
+    if (reduction_chunk_used + count > reduction_chunk_size) {
+      reduction_chunks.push_back(std::make_unique<saved_reduction[]>(reduction_chunk_size));
+      reduction_chunk_used = 0;
+    }
+    saved_reduction* out = reduction_chunks.back().get() + reduction_chunk_used;
+    reduction_chunk_used += count;
+    return out;
+  }
+  /// Move `pending_reductions` (one file's, in index order) into the table: per entry, in first
+  /// appearance order of each (op, abs), a repeated name replacing the location (last wins).
+  void store_pending_reductions() {
+    if (pending_reductions.empty()) return;
+    std::stable_sort(pending_reductions.begin(), pending_reductions.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    saved_reduction run[18];  // 9 ops x abs: at most 18 distinct records per entry
+    std::size_t i = 0;
+    while (i < pending_reductions.size()) {
+      const uint32_t index = pending_reductions[i].first;
+      std::size_t n = 0;
+      for (; i < pending_reductions.size() && pending_reductions[i].first == index; ++i) {
+        const saved_reduction& r = pending_reductions[i].second;
+        auto same = std::find_if(run, run + n, [&](const saved_reduction& x) { return x.op == r.op && x.abs == r.abs; });
+        if (same != run + n) {
+          same->location = r.location;  // a repeated name: the last entry wins
+        } else {
+          run[n++] = r;
+        }
+      }
+      saved_reduction* stored = allocate_reductions(n);
+      std::copy(run, run + n, stored);
+      entries[index].reductions = reduction_list(stored, static_cast<uint32_t>(n));
+    }
+    pending_reductions.clear();
   }
 
   // ---- one file's entries ----
@@ -303,9 +404,11 @@ struct catalog::state {
       std::fill(slot_stamp.begin(), slot_stamp.end(), 0);
       stamp = 1;
     }
+    std::size_t position = 0;
     for (const auto& item : scratch.tensors) {
+      const std::size_t at = position++;
       const std::string_view name = scratch.name(item.name_offset, item.name_length);
-      const record_location location{event_file.value_or(0), item.start_bytes, item.length_bytes};
+      const record_location location{item.start_bytes, item.length_bytes, event_file.value_or(0)};
       if (name.substr(0, reductions_prefix.size()) == reductions_prefix) {
         const std::string_view rest = name.substr(reductions_prefix.size());
         const auto slash = rest.find('/');
@@ -327,48 +430,60 @@ struct catalog::state {
                            rel, step, name));
           continue;
         }
-        tensor_entry& e = entry_for(intern_tensor(rest.substr(slash + 1)), step, w);
-        auto same = std::find_if(e.reductions.begin(), e.reductions.end(),
-                                 [&](const saved_reduction& r) { return r.op == *op && r.abs == abs; });
-        if (same != e.reductions.end()) {
-          same->location = location;  // a repeated name: the last entry wins
-        } else {
-          e.reductions.push_back({*op, abs, location});
-        }
+        const tensor_id t = intern_tensor_at(at, rest.substr(slash + 1));
+        entry_for(t, step, w);  // slot_index[t]: the entry's index
+        pending_reductions.emplace_back(slot_index[t], saved_reduction{*op, abs, location});
         continue;
       }
-      entry_for(intern_tensor(name), step, w).raw = location;
+      entry_for(intern_tensor_at(at, name), step, w).raw = location;
     }
-    for (const auto& item : scratch.shapes) {
+    for (std::size_t k = 0; k < scratch.shapes.size(); ++k) {
+      const auto& item = scratch.shapes[k];
       const std::string_view name = scratch.name(item.name_offset, item.name_length);
       if (name.substr(0, reductions_prefix.size()) == reductions_prefix) continue;  // never written
       const auto dims = std::span<const int64_t>(scratch.dims).subspan(item.dims_offset, item.dims_count);
-      entry_for(intern_tensor(name), step, w).shape.emplace(dims.begin(), dims.end());
+      entry_for(intern_tensor_at(position++, name), step, w).shape = optional_shape(intern_shape_at(k, dims));
     }
+    store_pending_reductions();
     const auto count = static_cast<uint32_t>(entries.size() - begin);
     if (!blocks.empty()) {
       const block& last = blocks.back();
-      if (!(last.step < step || (last.step == step && last.worker < w))) blocks_dirty = true;
+      if (last.step == step && last.worker > w) {
+        tail_dirty = true;  // workers of the last step out of id order: sorted when it ends
+      } else if (last.step < step) {
+        sort_tail_step();
+      } else if (last.step > step) {
+        blocks_dirty = true;  // an earlier step: rebuild() re-orders everything
+      }
     }
     block_of[{step, w}] = static_cast<uint32_t>(blocks.size());
     blocks.push_back({step, w, begin, count, from_scan, true});
   }
 
   // ---- index files ----
-  /// Load one index file whose bytes (`bytes`, followed by `io::record_padding_bytes` zero
-  /// bytes, as simdjson needs) were read by the source, or the error reading it met.
-  bool load_index_file(const std::string& rel, const step_file_name& name,
-                       const result<std::span<const std::byte>>& bytes, detail::index_json_parser& parser) {
-    if (!bytes.has_value()) {
-      const status s = bytes.error_status();
-      warn(rel, s.code(), fmt::format("index file {}: cannot read: {}", rel, s.message()));
+  /// Parse one index file whose bytes (`bytes`, followed by `io::record_padding_bytes` zero
+  /// bytes, as simdjson needs) were read by the source, or the error reading it met, into
+  /// `scratch`.
+  detail::index_outcome parse_index_file(const result<std::span<const std::byte>>& bytes,
+                                         detail::index_json_parser& parser) {
+    using kind = detail::index_outcome::kind;
+    if (!bytes.has_value()) return {kind::read_failed, bytes.error_status()};
+    const std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+    status parsed = parser.parse(text, bytes->size() + io::record_padding_bytes, scratch);
+    if (!parsed.ok()) return {kind::parse_failed, std::move(parsed)};
+    return {kind::parsed, status::success()};
+  }
+
+  /// Load one index file from its parse outcome (its parsed form in `scratch`).
+  bool load_index_file(const std::string& rel, const step_file_name& name, const detail::index_outcome& outcome) {
+    using kind = detail::index_outcome::kind;
+    if (outcome.what == kind::read_failed) {
+      warn(rel, outcome.problem.code(), fmt::format("index file {}: cannot read: {}", rel, outcome.problem.message()));
       return false;
     }
-    const std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
-    const status parsed = parser.parse(text, bytes->size() + io::record_padding_bytes, scratch);
-    if (!parsed.ok()) {
-      warn(rel, parsed.code(), fmt::format("index file {} (step {}, worker {}): {}", rel, name.step,
-                                           name.worker, parsed.message()));
+    if (outcome.what == kind::parse_failed) {
+      warn(rel, outcome.problem.code(), fmt::format("index file {} (step {}, worker {}): {}", rel, name.step,
+                                                    name.worker, outcome.problem.message()));
       return false;
     }
     for (const std::string& key : scratch.unknown_keys) {
@@ -640,6 +755,47 @@ struct catalog::state {
     return status::success();
   }
 
+  // ---- a load shared by a group of processes ----
+  /// Read and parse this process's slice of `to_load`, exchange the slices' outcomes with the
+  /// group and apply every file's outcome in listing order with `load(i, outcome)`. Errors: the
+  /// exchange's; invalid_argument when another process listed other files; data_loss for a
+  /// malformed share. Files loaded before an error stay loaded.
+  template <typename Load>
+  status load_shared(std::span<const std::string> to_load, detail::index_json_parser& parser, const Load& load) {
+    const load_group& group = *options.group;
+    const uint64_t fingerprint = detail::listing_fingerprint(to_load);
+    const detail::share_bounds mine = detail::share_of(to_load.size(), group.rank, group.size);
+    detail::share_writer writer(to_load.size(), fingerprint, mine);
+    source->read_objects(to_load.subspan(mine.first, mine.count),
+                         [&](std::size_t, result<std::span<const std::byte>> bytes) {
+                           writer.add(parse_index_file(bytes, parser), scratch);
+                         },
+                         io::json_file_limit_bytes);
+    if (!group.exchange) {
+      return status(error_code::invalid_argument, "catalog load group without an exchange");
+    }
+    auto shares = group.exchange(writer.take());
+    if (!shares) return shares.error_status();
+    if (shares->size() != static_cast<std::size_t>(group.size)) {
+      return status(error_code::data_loss, fmt::format("catalog load: {} shares from a group of {}",
+                                                       shares->size(), group.size));
+    }
+    detail::index_outcome outcome;
+    for (int rank = 0; rank < group.size; ++rank) {
+      const detail::share_bounds slice = detail::share_of(to_load.size(), rank, group.size);
+      auto reader = detail::share_reader::open((*shares)[static_cast<std::size_t>(rank)], rank, to_load.size(),
+                                               fingerprint, slice);
+      if (!reader) return reader.error_status();
+      for (std::size_t k = 0; k < slice.count; ++k) {
+        TRIALSTAT_RETURN_IF_ERROR(reader->next(outcome, scratch));
+        load(slice.first + k, outcome);
+      }
+      TRIALSTAT_RETURN_IF_ERROR(reader->finish());
+      std::vector<std::byte>().swap((*shares)[static_cast<std::size_t>(rank)]);  // applied: free it
+    }
+    return status::success();
+  }
+
   // ---- one pass over the folder ----
   result<std::size_t> load_pass() {
     std::size_t loaded = 0;
@@ -651,7 +807,7 @@ struct catalog::state {
     std::vector<std::string> to_load;
     std::vector<step_file_name> names;
     for (auto& rel : files) {
-      if (seen_files.contains(rel)) continue;
+      if (seen(rel)) continue;
       const std::string_view base = basename_of(rel);
       if (!ends_with(base, ".json")) continue;  // *.tmp (being written), *.csv, others
       const auto name = parse_step_file_name(rel, ".json");
@@ -662,14 +818,12 @@ struct catalog::state {
         continue;
       }
       if (!in_range(name->step)) continue;
-      seen_files.insert(rel);
       names.push_back(*name);
-      to_load.push_back(std::move(rel));
+      to_load.push_back(std::move(rel));  // taken: into taken_index_keys after the load
     }
-    // The source reads them (S3: many at once) and hands them over in order.
-    source->read_objects(to_load, [&](std::size_t i, result<std::span<const std::byte>> bytes) {
+    const auto load = [&](std::size_t i, const detail::index_outcome& outcome) {
       const std::size_t entries_before = entries.size();
-      if (!load_index_file(to_load[i], names[i], bytes, parser)) return;
+      if (!load_index_file(to_load[i], names[i], outcome)) return;
       ++loaded;
       if (entries_before == 0 && blocks.size() == 1) {
         // Opening: size the entry table from the first file (files of one trial are alike),
@@ -681,7 +835,21 @@ struct catalog::state {
         }
         blocks.reserve(blocks.size() + remaining);
       }
-    }, io::json_file_limit_bytes);
+    };
+    if (options.group && options.group->size > 1) {
+      if (status shared = load_shared(to_load, parser, load); !shared.ok()) {
+        take_index_keys(std::move(to_load));
+        if (loaded > 0 || blocks_dirty) rebuild();  // what was applied stays consistent
+        update_completeness();
+        return shared;
+      }
+    } else {
+      // The source reads them (S3: many at once) and hands them over in order.
+      source->read_objects(to_load, [&](std::size_t i, result<std::span<const std::byte>> bytes) {
+        load(i, parse_index_file(bytes, parser));
+      }, io::json_file_limit_bytes);
+    }
+    take_index_keys(std::move(to_load));
 
     if (options.scan_missing_index) {
       if (status listed = list_files("events", files); !listed.ok()) {
@@ -691,7 +859,7 @@ struct catalog::state {
         return listed;
       }
       for (const auto& rel : files) {
-        if (seen_files.contains(rel)) continue;
+        if (!seen_files.empty() && seen_files.contains(rel)) continue;  // event files: not index keys
         const std::string_view base = basename_of(rel);
         if (!ends_with(base, ".tfevents")) continue;  // *.tmp and anything else
         const auto name = parse_step_file_name(rel, ".tfevents");
@@ -735,8 +903,33 @@ struct catalog::state {
     last_index_key.erase(last_index_key.begin(), std::next(it));  // steps no file can join now
   }
 
+  /// Order the blocks of the last step by worker id, moving only that step's entries (through
+  /// a buffer of one step), so the usual case — steps in order, workers in another order than
+  /// their ids — never copies the whole entry table.
+  void sort_tail_step() {
+    if (!tail_dirty || blocks.empty()) return;
+    tail_dirty = false;
+    std::size_t first = blocks.size() - 1;
+    while (first > 0 && blocks[first - 1].step == blocks.back().step) --first;
+    const auto tail = std::span<block>(blocks).subspan(first);
+    const uint32_t begin = tail.front().begin;
+    const uint32_t end = tail.back().begin + tail.back().count;  // a file being committed may follow
+    tail_scratch.assign(entries.begin() + begin, entries.begin() + end);
+    std::stable_sort(tail.begin(), tail.end(), [](const block& a, const block& b) { return a.worker < b.worker; });
+    uint32_t at = begin;
+    for (std::size_t i = 0; i < tail.size(); ++i) {
+      block& b = tail[i];
+      std::copy_n(tail_scratch.begin() + (b.begin - begin), b.count, entries.begin() + at);
+      b.begin = at;
+      at += b.count;
+      if (b.alive) block_of[{b.step, b.worker}] = static_cast<uint32_t>(first + i);
+    }
+    tail_scratch.clear();
+  }
+
   // ---- derived views ----
   void rebuild() {
+    sort_tail_step();
     if (blocks_dirty) {
       std::vector<uint32_t> order;
       order.reserve(blocks.size());
@@ -766,6 +959,7 @@ struct catalog::state {
       entries.swap(moved);
       blocks.swap(reordered);
       blocks_dirty = false;
+      tail_dirty = false;
     }
 
     step_infos.clear();
@@ -905,9 +1099,8 @@ std::optional<worker_id> catalog::find_worker(std::string_view name) const {
   return it->second;
 }
 
-const fs::path& catalog::event_file(file_id id) const {
-  static const fs::path empty;
-  return id < state_->event_files.size() ? state_->event_files[id] : empty;
+fs::path catalog::event_file(file_id id) const {
+  return id < state_->event_files.size() ? fs::path(state_->event_files[id]) : fs::path();
 }
 
 std::vector<int64_t> catalog::steps(trialstat::mode m, bool include_incomplete) const {

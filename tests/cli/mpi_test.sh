@@ -91,6 +91,9 @@ for trial in "${trials[@]}"; do
   done
   # Every format; step chunks smaller than the trial (several per rank, halos) and both splits.
   same "$n.stats_csv" 2 -- stats "$trial" --format csv
+  # The ranks load the catalog together (each parses its share of the index files).
+  same "$n.info" 2 -- info "$trial"
+  same "$n.info" 3 -- info "$trial"
   same "$n.stats_table" 3 -- stats "$trial" --format table
   same "$n.stats_json" 3 TRIALSTAT_MPI_CHUNK_BYTES=20000 -- stats "$trial" --format json
   same "$n.rules_table" 2 TRIALSTAT_MPI_CHUNK_BYTES=20000 -- rules "$trial" --config "$work/all_rules.json" --max-findings 0

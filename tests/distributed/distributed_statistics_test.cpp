@@ -4,12 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <condition_variable>
 #include <cstring>
-#include <deque>
-#include <mutex>
 #include <thread>
 
+#include "tests/distributed/thread_transport.hpp"
 #include "tests/support/shared_trials.hpp"
 #include "trialstat/distributed/distributed_statistics.hpp"
 #include "trialstat/distributed/record_codec.hpp"
@@ -18,48 +16,8 @@
 namespace trialstat::distributed {
 namespace {
 
-/// Ordered queues between in-process ranks.
-class thread_network {
- public:
-  explicit thread_network(int ranks) : ranks_(ranks), queues_(static_cast<std::size_t>(ranks * ranks)) {}
-  int size() const { return ranks_; }
-  void put(int from, int to, std::vector<std::byte> m) {
-    std::lock_guard lock(mutex_);
-    queues_[static_cast<std::size_t>(from * ranks_ + to)].push_back(std::move(m));
-    ready_.notify_all();
-  }
-  std::vector<std::byte> take(int from, int to) {
-    std::unique_lock lock(mutex_);
-    auto& q = queues_[static_cast<std::size_t>(from * ranks_ + to)];
-    ready_.wait(lock, [&] { return !q.empty(); });
-    auto m = std::move(q.front());
-    q.pop_front();
-    return m;
-  }
-
- private:
-  int ranks_;
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::vector<std::deque<std::vector<std::byte>>> queues_;
-};
-
-class thread_transport final : public transport {
- public:
-  thread_transport(thread_network& net, int rank) : net_(net), rank_(rank) {}
-  int rank() const noexcept override { return rank_; }
-  int size() const noexcept override { return net_.size(); }
-  status send(int to, std::vector<std::byte> message) override {
-    net_.put(rank_, to, std::move(message));
-    return status::success();
-  }
-  result<std::vector<std::byte>> receive(int from) override { return net_.take(from, rank_); }
-  status flush() override { return status::success(); }
-
- private:
-  thread_network& net_;
-  int rank_;
-};
+using testing_support::thread_network;
+using testing_support::thread_transport;
 
 /// 3 workers × 24 steps; "w" (weights) saved at every step by workers 0-1 and every 5th step by
 /// worker 2, with NaN at steps 7 and 8 of worker 1; "g" saved every step; "s" every 3rd step.

@@ -111,7 +111,7 @@ std::map<std::string, flat_entry> flatten(const catalog& cat, int64_t step, cons
                            cat.event_file(r.location.event_file).generic_string(),
                            r.location.start_bytes, r.location.length_bytes);
     }
-    if (with_shapes) f.shape = e.shape;
+    if (with_shapes && e.shape) f.shape = *e.shape;
     const bool inserted = out.emplace(cat.tensor_names()[e.tensor], f).second;
     EXPECT_TRUE(inserted) << "tensor listed twice at step " << step;
   }

@@ -16,8 +16,9 @@ std::string step_summary(const std::vector<int64_t>& steps) {
 }
 
 int run_info(const std::string& path, const std::string& device) {
-  auto opened = open_trial(path);
+  auto opened = open_trial(path);  // under mpirun every rank loads its share of the catalog
   if (!opened) return report_error(opened.error_status());
+  if (distributed::world().rank() != 0) return 0;  // rank 0 alone prints it
   const trial::catalog& trial = *opened;
 
   fmt::print("trial:          {}\n", trial.location());
@@ -77,8 +78,7 @@ void add_info_command(CLI::App& app, int* exit_code) {
   add_source_options(cmd);
   cmd->add_option("--device", *device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
   cmd->callback([=] {
-    // Under mpirun, rank 0 alone reads the catalog and prints it.
-    *exit_code = distributed::world().rank() == 0 ? run_info(*trial_path, *device) : 0;
+    *exit_code = run_info(*trial_path, *device);
   });
 }
 

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "tools/trialstat/commands.hpp"
+#include "trialstat/distributed/catalog_group.hpp"
 #include "trialstat/distributed/world.hpp"
 #include "trialstat/rules/rule_config.hpp"
 
@@ -143,6 +144,8 @@ int rules_exit_code(std::span<const pipeline::rule_result> results) {
 result<trial::catalog> open_trial(const std::string& path) {
   trial::catalog_options options;
   options.source = command_source_options();
+  // Under mpirun the ranks share the load: each parses 1/N of the index files.
+  if (distributed::world().size() > 1) options.group = distributed::catalog_group(distributed::world());
   auto catalog = trial::catalog::open(path, options);
   if (!catalog) return catalog;
   if (distributed::world().rank() != 0) return catalog;  // rank 0 reports them once

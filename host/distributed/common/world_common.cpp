@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <string_view>
 
 #include "host/distributed/common/world_common.hpp"
 #include "trialstat/distributed/world.hpp"
@@ -21,6 +22,13 @@ int launcher_world_size() noexcept {
     if (const char* value = std::getenv(name); value != nullptr) return std::max(1, std::atoi(value));
   }
   return 1;
+}
+
+bool launched_alone() noexcept {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    if (const char* value = std::getenv(name); value != nullptr) return std::string_view(value) == "1";
+  }
+  return false;
 }
 
 std::optional<std::string> visible_device_for_rank(int local_rank, std::span<const std::string> visible,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The world of an MPI build. MPI is initialised only when an MPI launcher started the process
-// (a plain `trialstat` never touches MPI). Waiting is done by polling with short sleeps
+// The world of an MPI build. MPI is initialised only when an MPI launcher started more than one
+// process (a plain `trialstat`, and `mpirun -np 1`, never touch MPI). Waiting is done by polling with short sleeps
 // (MPI_Improbe / MPI_Test), never in a blocking MPI call: Open MPI's blocking calls spin, which
 // would take a core from the statistics of another rank on the same node.
 #include <mpi.h>
@@ -50,7 +50,9 @@ class mpi_world final : public process_world {
   int local_rank() const noexcept override { return local_rank_; }
 
   status init(int* argc, char*** argv) override {
-    if (initialised_ || !launched_by_mpi()) return status::success();
+    // One process (`mpirun -np 1`) has no one to talk to: it runs as a plain process (the
+    // one-process code path, byte-identical by definition) and skips MPI_Init's start-up cost.
+    if (initialised_ || !launched_by_mpi() || launched_alone()) return status::success();
     int provided = 0;
     int code = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
     if (code != MPI_SUCCESS) return mpi_error(code, "init");

@@ -37,13 +37,14 @@ class transport {
 /// @brief This process's place in the job and its transport.
 class process_world : public transport {
  public:
-  /// @brief Whether the process was started by an MPI launcher (mpirun/mpiexec/srun set
-  /// `OMPI_COMM_WORLD_SIZE`, `PMI_SIZE` or `PMIX_RANK`) and the build has MPI: then `init`
-  /// initialises MPI. Without a launcher the process is one rank and MPI is never initialised.
+  /// @brief Whether `init` initialised MPI: the process was started by an MPI launcher
+  /// (mpirun/mpiexec/srun set `OMPI_COMM_WORLD_SIZE`, `PMI_SIZE` or `PMIX_RANK`) with more than
+  /// one process, and the build has MPI. Without a launcher, or alone (`mpirun -np 1`), the
+  /// process is one rank and MPI is never initialised (no MPI start-up cost).
   [[nodiscard]] virtual bool distributed() const noexcept = 0;
   /// @brief Rank among the ranks on the same node (for one GPU per rank); 0 for one process.
   [[nodiscard]] virtual int local_rank() const noexcept = 0;
-  /// @brief Initialise (MPI when launched by MPI; no-op otherwise). On ranks other than 0,
+  /// @brief Initialise (MPI when launched by MPI with more than one process; no-op otherwise). On ranks other than 0,
   /// standard output goes to /dev/null so that rank 0 alone writes results. Idempotent.
   /// Errors: io_error when MPI cannot be initialised.
   [[nodiscard]] virtual status init(int* argc, char*** argv) = 0;

@@ -65,6 +65,11 @@ class file_reader final : public object_reader {
   /// Errors: io_error naming the path when it is missing, unreadable, or not a regular file
   /// (a FIFO, a folder, a device).
   [[nodiscard]] static result<file_reader> open(const std::filesystem::path& path);
+  /// @brief `open` of `name` (one path component, or a relative path) inside the folder open
+  /// as `dir_fd` (openat: the kernel looks up only `name`, not the whole path from the root,
+  /// which is what reading many small files of one folder costs). `path` is the file's full
+  /// path, used in messages only. Errors: as `open`.
+  [[nodiscard]] static result<file_reader> open_at(int dir_fd, const char* name, std::filesystem::path path);
 
   file_reader(file_reader&& other) noexcept;
   file_reader& operator=(file_reader&& other) noexcept;
@@ -110,6 +115,11 @@ inline constexpr uint64_t json_file_limit_bytes = uint64_t{64} << 20;
 [[nodiscard]] result<uint64_t> read_file(const std::filesystem::path& path,
                                          std::vector<std::byte>& out,
                                          uint64_t max_bytes = UINT64_MAX);
+
+/// @brief `read_file` of a file opened already (`file_reader::open_at`): its whole content from
+/// byte 0. Errors: as `read_file`.
+[[nodiscard]] result<uint64_t> read_whole_file(const file_reader& file, std::vector<std::byte>& out,
+                                               uint64_t max_bytes = UINT64_MAX);
 
 /// @brief `read_file` into a string (no padding), for text parsed by nlohmann::json and the like.
 /// Errors: as `read_file`.

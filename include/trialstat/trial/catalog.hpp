@@ -5,12 +5,15 @@
 /// reductions and shape; steps per mode; workers; collections; completeness; the end marker.
 /// Sources: spec/FORMAT.md §1, §6, §7, §8; spec/TRIAL_API.md §2, §3, §4.
 ///
-/// Memory is O(entries) with interned tensor and worker names. Payload bytes are never read here
+/// Memory is O(entries): 64 bytes per (tensor, step, worker) entry, tensor and worker names and
+/// shapes interned, saved reductions in a side table (32 bytes each). Payload bytes are never read here
 /// except when a step's index file is missing and its event file is scanned instead.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -40,9 +43,9 @@ enum class reduction_op : uint8_t { min, max, mean, std, variance, sum, prod, l1
 
 /// @brief Byte range of one whole TFRecord record (framing included) in an event file.
 struct record_location {
-  file_id event_file = 0;
   uint64_t start_bytes = 0;
   uint64_t length_bytes = 0;
+  file_id event_file = 0;
 };
 
 /// @brief A saved reduction record `smdebug/reductions/[abs_]<op>/<tensor>` attached to its base.
@@ -52,14 +55,83 @@ struct saved_reduction {
   record_location location;
 };
 
-/// @brief Everything saved for one (tensor, global step, worker).
+/// @brief The raw tensor record of an entry, if the index lists one: reads like
+/// `std::optional<record_location>` (`if (e.raw)`, `e.raw->start_bytes`, `*e.raw`) in 24 bytes
+/// (absence is an event file id no file has).
+class optional_location {
+ public:
+  optional_location() noexcept { value_.event_file = absent; }
+  optional_location(const record_location& at) noexcept : value_(at) {}  // NOLINT: like optional
+  optional_location& operator=(const record_location& at) noexcept {
+    value_ = at;
+    return *this;
+  }
+  [[nodiscard]] bool has_value() const noexcept { return value_.event_file != absent; }
+  explicit operator bool() const noexcept { return has_value(); }
+  [[nodiscard]] const record_location& operator*() const noexcept { return value_; }
+  [[nodiscard]] const record_location* operator->() const noexcept { return &value_; }
+  operator std::optional<record_location>() const {  // NOLINT: converts like the optional it replaces
+    return has_value() ? std::optional<record_location>(value_) : std::nullopt;
+  }
+
+ private:
+  static constexpr file_id absent = UINT32_MAX;
+  record_location value_;
+};
+
+/// @brief The shape an index file saved for an entry (`shape_payload`), if any: reads like
+/// `std::optional<std::vector<int64_t>>`. Shapes are interned by the catalog (one copy per
+/// distinct shape), so an entry holds a pointer; valid while the catalog lives.
+class optional_shape {
+ public:
+  optional_shape() noexcept = default;
+  explicit optional_shape(const std::vector<int64_t>* dims) noexcept : dims_(dims) {}
+  [[nodiscard]] bool has_value() const noexcept { return dims_ != nullptr; }
+  explicit operator bool() const noexcept { return has_value(); }
+  /// @pre has_value()
+  [[nodiscard]] const std::vector<int64_t>& operator*() const noexcept { return *dims_; }
+  [[nodiscard]] const std::vector<int64_t>* operator->() const noexcept { return dims_; }
+  friend bool operator==(const optional_shape& a, const std::vector<int64_t>& b) {
+    return a.has_value() && *a == b;
+  }
+  friend bool operator==(const optional_shape& a, const optional_shape& b) {
+    return a.has_value() == b.has_value() && (!a.has_value() || *a == *b);
+  }
+
+ private:
+  const std::vector<int64_t>* dims_ = nullptr;
+};
+
+/// @brief An entry's saved reductions, in index order (a (op, abs) pair appears once): reads
+/// like a `const std::vector<saved_reduction>` (range-for, `size()`, `[i]`, `front()`). The
+/// records live in the catalog's reduction table; valid while the catalog lives.
+class reduction_list {
+ public:
+  reduction_list() noexcept = default;
+  reduction_list(const saved_reduction* data, uint32_t count) noexcept : data_(data), count_(count) {}
+  [[nodiscard]] const saved_reduction* begin() const noexcept { return data_; }
+  [[nodiscard]] const saved_reduction* end() const noexcept { return data_ + count_; }
+  [[nodiscard]] std::size_t size() const noexcept { return count_; }
+  [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
+  /// @pre i < size()
+  [[nodiscard]] const saved_reduction& operator[](std::size_t i) const noexcept { return data_[i]; }
+  /// @pre !empty()
+  [[nodiscard]] const saved_reduction& front() const noexcept { return data_[0]; }
+
+ private:
+  const saved_reduction* data_ = nullptr;
+  uint32_t count_ = 0;
+};
+
+/// @brief Everything saved for one (tensor, global step, worker): 64 bytes (issue 10: the
+/// catalog of a 10⁶-file trial holds 10⁷ of them).
 struct tensor_entry {
-  tensor_id tensor = 0;
   int64_t step = 0;  ///< global step
+  tensor_id tensor = 0;
   worker_id worker = 0;
-  std::optional<record_location> raw;           ///< raw tensor record, if the index lists one
-  std::optional<std::vector<int64_t>> shape;    ///< from `shape_payload`, if saved
-  std::vector<saved_reduction> reductions;      ///< in index order; a (op, abs) pair appears once
+  optional_location raw;       ///< raw tensor record, if the index lists one
+  optional_shape shape;        ///< from `shape_payload`, if saved
+  reduction_list reductions;   ///< in index order; a (op, abs) pair appears once
 };
 
 /// @brief One saved global step.
@@ -91,12 +163,30 @@ struct collection {
   std::optional<save_config> save_configs[4];  ///< indexed by mode − 1 (TRAIN..GLOBAL)
 };
 
+/// @brief Processes that load one catalog together (issue 10: the MPI ranks of a job). Each
+/// lists the trial, reads and parses only its share of the index files to load (a contiguous
+/// slice of the sorted listing, 1/size of them), and `exchange` hands every share to every
+/// process, which applies them all in listing order: each process ends with exactly the catalog
+/// one process would load, for about 1/size of the reading and parsing. `open` and `refresh`
+/// are then collective: every process of the group must call them, with the same options.
+struct load_group {
+  int rank = 0;  ///< this process, in [0, size)
+  int size = 1;  ///< processes in the group; 1 loads alone (exchange is not called)
+  /// @brief Gives this process's share (bytes) to all and returns every process's share,
+  /// indexed by rank. Errors end the load (e.g. io_error from the transport).
+  std::function<result<std::vector<std::vector<std::byte>>>(std::vector<std::byte> mine)> exchange;
+};
+
 /// @brief Options for `catalog::open`.
 struct catalog_options {
   std::optional<int64_t> range_begin;  ///< load only steps s with begin <= s (TRIAL_API §1)
   std::optional<int64_t> range_end;    ///< ... and s < end
   bool scan_missing_index = true;      ///< scan event files that have no index file
   io::source_options source;           ///< S3 settings (for `s3://` locations)
+  /// Load together with other processes (MPI ranks); loading alone when absent. Errors of the
+  /// group: invalid_argument when another process listed other index files (the trial changed
+  /// while the processes opened it), the exchange's own errors.
+  std::optional<load_group> group;
 };
 
 /// @brief A problem found while loading that cost part of the trial but not the run
@@ -147,8 +237,9 @@ class catalog {
   [[nodiscard]] std::span<const std::string> workers() const noexcept;
   [[nodiscard]] std::vector<worker_id> sorted_worker_ids() const;
   [[nodiscard]] std::optional<worker_id> find_worker(std::string_view name) const;
-  /// @brief Event file path relative to the root ("events/000000000005/..._worker_0.tfevents").
-  [[nodiscard]] const std::filesystem::path& event_file(file_id id) const;
+  /// @brief Event file path relative to the root ("events/000000000005/..._worker_0.tfevents");
+  /// empty for an unknown id. Built on each call (the catalog keeps keys as plain strings).
+  [[nodiscard]] std::filesystem::path event_file(file_id id) const;
 
   // ---- steps and modes ---------------------------------------------------------------------
   /// @brief Saved steps: global steps for GLOBAL, mode steps otherwise; sorted ascending.

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: Apache-2.0
+// A catalog loaded by a group of ranks (each parsing its share of the index files, issue 10) is
+// the catalog one process loads: names, steps, entries, warnings — on every golden trial and on
+// a trial with bad index files, for groups of 1 to 4 ranks run as threads.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "host/trial/index_share.hpp"
+#include "tests/distributed/thread_transport.hpp"
+#include "tests/support/shared_trials.hpp"
+#include "trialstat/distributed/catalog_group.hpp"
+#include "trialstat/writer/trial_writer.hpp"
+
+namespace trialstat::distributed {
+namespace {
+
+using testing_support::thread_network;
+using testing_support::thread_transport;
+
+/// Everything a consumer can see of a catalog, as text, so two catalogs compare in one
+/// assertion and a difference prints readably.
+std::string describe(const trial::catalog& c) {
+  std::string out;
+  for (const auto& name : c.tensor_names()) out += fmt::format("tensor {}\n", name);
+  for (const auto& name : c.workers()) out += fmt::format("worker {}\n", name);
+  out += fmt::format("num_workers {} ended {} last_complete {}\n", c.num_workers(), c.training_ended(),
+                     c.last_complete_step());
+  for (const auto& info : c.step_infos()) {
+    out += fmt::format("step {} mode {} mode_step {} workers {} complete {}\n", info.step,
+                       static_cast<int>(info.mode), info.mode_step, fmt::join(info.workers, ","),
+                       c.is_complete(info.step));
+  }
+  for (const auto& e : c.entries()) {
+    out += fmt::format("entry t{} s{} w{}", e.tensor, e.step, e.worker);
+    if (e.raw) {
+      out += fmt::format(" raw {}@{}+{}", c.event_file(e.raw->event_file).generic_string(), e.raw->start_bytes,
+                         e.raw->length_bytes);
+    }
+    if (e.shape) out += fmt::format(" shape [{}]", fmt::join(*e.shape, ","));
+    for (const auto& r : e.reductions) {
+      out += fmt::format(" {}{} {}@{}+{}", r.abs ? "abs_" : "", trial::reduction_name(r.op),
+                         c.event_file(r.location.event_file).generic_string(), r.location.start_bytes,
+                         r.location.length_bytes);
+    }
+    out += '\n';
+  }
+  for (const auto& w : c.warnings()) out += fmt::format("warning {}: {}\n", w.file.generic_string(), w.problem.to_string());
+  return out;
+}
+
+/// The catalog of `root` loaded by `ranks` threads as one group, described by each rank.
+std::vector<std::string> load_as_group(const std::filesystem::path& root, int ranks,
+                                       trial::catalog_options options = {}) {
+  thread_network net(ranks);
+  std::vector<std::string> out(static_cast<std::size_t>(ranks));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      thread_transport t(net, r);
+      trial::catalog_options mine = options;
+      mine.group = catalog_group(t);
+      auto c = trial::catalog::open(root.string(), mine);
+      out[static_cast<std::size_t>(r)] = c ? describe(*c) : "error: " + c.error_status().to_string();
+    });
+  }
+  for (auto& t : threads) t.join();
+  return out;
+}
+
+void expect_group_loads_the_same(const std::filesystem::path& root) {
+  auto alone = trial::catalog::open(root.string());
+  ASSERT_TRUE(alone.has_value()) << alone.error_status().to_string();
+  const std::string want = describe(*alone);
+  ASSERT_FALSE(alone->entries().empty()) << root;
+  for (int ranks = 1; ranks <= 4; ++ranks) {
+    const auto got = load_as_group(root, ranks);
+    for (int r = 0; r < ranks; ++r) {
+      EXPECT_EQ(got[static_cast<std::size_t>(r)], want) << root << ": rank " << r << " of " << ranks;
+    }
+  }
+}
+
+TEST(CatalogGroup, GoldenTrialsLoadAsOneProcessDoes) {
+  TRIALSTAT_REQUIRE_SHARED_TRIALS(dir);
+  for (const auto& name : testing::shared_trial_names()) {
+    SCOPED_TRACE(name);
+    expect_group_loads_the_same(dir / name);
+  }
+}
+
+/// 3 workers × 10 steps with shapes and reductions, then index files made bad in several ways.
+std::filesystem::path write_damaged_trial() {
+  const auto root = testing::make_scratch_dir("catalog_group_damaged");
+  for (int worker = 0; worker < 3; ++worker) {
+    writer::writer_options options;
+    options.num_workers = 3;
+    options.collections = writer::pytorch_default_collections(1);
+    auto w = writer::trial_writer::create(root, "worker_" + std::to_string(worker), options);
+    EXPECT_TRUE(w.has_value()) << w.error_status().to_string();
+    for (int64_t step = 0; step < 10; ++step) {
+      EXPECT_TRUE(w->begin_step(step, mode::train, step).ok());
+      std::vector<float> v(6, static_cast<float>(step + worker));
+      const int64_t shape[] = {2, 3};
+      const tensor_view view{reinterpret_cast<const std::byte*>(v.data()), dtype::float32, shape, 6,
+                             memory_kind::host};
+      EXPECT_TRUE(w->add_tensor("a", view).ok());
+      EXPECT_TRUE(w->add_tensor("b", view).ok());
+      EXPECT_TRUE(w->end_step().ok());
+    }
+    EXPECT_TRUE(w->close(true).ok());
+  }
+  const auto index = [&](int step, int worker) {
+    return root / "index" / "000000000" / fmt::format("{:012d}_worker_{}.json", step, worker);
+  };
+  std::ofstream(index(2, 1), std::ios::trunc) << "{\"meta\": ";                        // not JSON
+  std::ofstream(index(5, 0), std::ios::trunc) << "{\"meta\": {\"mode\": \"TRAIN\"}}";  // no payload
+  std::filesystem::remove(index(7, 2));  // scanned from its event file instead
+  std::ofstream(root / "index" / "000000000" / "oops.json") << "{}";  // a bad name
+  // A second index file for step 3, worker 0 (another spelling of the step).
+  std::filesystem::copy_file(index(3, 0), root / "index" / "000000000" / "3_worker_0.json");
+  return root;
+}
+
+TEST(CatalogGroup, DamagedTrialLoadsAsOneProcessDoes) {
+  const auto root = write_damaged_trial();
+  auto alone = trial::catalog::open(root.string());
+  ASSERT_TRUE(alone.has_value());
+  EXPECT_GE(alone->warnings().size(), 4u);  // the damage is seen
+  expect_group_loads_the_same(root);
+}
+
+TEST(CatalogGroup, RanksThatListOtherFilesFail) {
+  const auto root = write_damaged_trial();
+  thread_network net(2);
+  std::vector<std::optional<status>> errors(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      thread_transport t(net, r);
+      trial::catalog_options options;
+      if (r == 1) options.range_begin = 4;  // rank 1 lists fewer index files
+      options.group = catalog_group(t);
+      auto c = trial::catalog::open(root.string(), options);
+      if (!c) errors[static_cast<std::size_t>(r)] = c.error_status();
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(errors[static_cast<std::size_t>(r)].has_value()) << "rank " << r;
+    EXPECT_EQ(errors[static_cast<std::size_t>(r)]->code(), error_code::invalid_argument);
+    EXPECT_NE(errors[static_cast<std::size_t>(r)]->message().find("the ranks see different files"), std::string::npos)
+        << errors[static_cast<std::size_t>(r)]->message();
+  }
+}
+
+TEST(CatalogGroup, ShareSlicesCoverTheListingOnce) {
+  for (std::size_t files : {0u, 1u, 5u, 64000u}) {
+    for (int size = 1; size <= 5; ++size) {
+      std::size_t next = 0;
+      for (int rank = 0; rank < size; ++rank) {
+        const auto slice = trial::detail::share_of(files, rank, size);
+        EXPECT_EQ(slice.first, next);
+        EXPECT_LE(slice.count, files / static_cast<std::size_t>(size) + 1);
+        next += slice.count;
+      }
+      EXPECT_EQ(next, files);
+    }
+  }
+}
+
+TEST(CatalogGroup, MalformedShareIsDataLoss) {
+  trial::detail::parsed_index parsed;
+  parsed.add_tensor("a", 0, 10);
+  parsed.event_file_name = "events/x.tfevents";
+  parsed.has_event_file_name = true;
+  trial::detail::share_writer writer(1, 42, {0, 1});
+  writer.add({}, parsed);
+  const auto bytes = writer.take();
+  // Whole: reads back.
+  auto reader = trial::detail::share_reader::open(bytes, 1, 1, 42, {0, 1});
+  ASSERT_TRUE(reader.has_value());
+  trial::detail::index_outcome outcome;
+  trial::detail::parsed_index back;
+  ASSERT_TRUE(reader->next(outcome, back).ok());
+  EXPECT_EQ(back.name(back.tensors[0].name_offset, back.tensors[0].name_length), "a");
+  EXPECT_EQ(back.event_file_name, "events/x.tfevents");
+  EXPECT_TRUE(reader->finish().ok());
+  // Cut anywhere after the header: data_loss naming the rank, never a crash.
+  for (std::size_t cut = 36; cut < bytes.size(); ++cut) {
+    auto partial = trial::detail::share_reader::open(std::span(bytes).first(cut), 1, 1, 42, {0, 1});
+    ASSERT_TRUE(partial.has_value()) << cut;
+    const status s = partial->next(outcome, back);
+    ASSERT_FALSE(s.ok()) << cut;
+    EXPECT_EQ(s.code(), error_code::data_loss);
+    EXPECT_NE(s.message().find("rank 1"), std::string::npos) << s.message();
+  }
+  // Another listing: invalid_argument.
+  EXPECT_EQ(trial::detail::share_reader::open(bytes, 1, 2, 42, {0, 1}).error_status().code(),
+            error_code::invalid_argument);
+}
+
+}  // namespace
+}  // namespace trialstat::distributed
