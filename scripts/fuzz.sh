@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The libFuzzer targets of tests/fuzz (issue 12, item 2), from the ASan + UBSan tree that
 # scripts/sanitize.sh asan builds (build-asan/):
-#   scripts/fuzz.sh regress             every target for TRIALSTAT_FUZZ_SECONDS (default 60), two
+#   scripts/fuzz.sh regress             every target for $TRIALSTAT_FUZZ_SECONDS (default 60), two
 #                                       at a time (ctest -L fuzz; CI)
 #   scripts/fuzz.sh campaign TARGET SECONDS
 #                                       one long run of fuzz_TARGET at the lowest priority,
@@ -35,7 +35,7 @@ print("\n".join(next(t["command"] for t in tests if t["name"] == "fuzz." + os.en
     mkdir -p "$fuzz_dir/logs"
     log="$fuzz_dir/logs/$target-$(date -u +%Y%m%dT%H%M%S).log"
     echo "fuzz.sh: $target for $seconds s, log $log"
-    nice -n 19 "${args[@]}" >"$log" 2>&1
+    TRIALSTAT_FUZZ_SECONDS= nice -n 19 "${args[@]}" >"$log" 2>&1
     ;;
   list)
     ctest --test-dir "$dir" -L fuzz -N | sed -n 's/.*Test *#[0-9]*: fuzz\.//p' | grep -v '^seeds$'

@@ -3,12 +3,13 @@
 # Run one libFuzzer target for a fixed time (the CI regression run and the campaigns of
 # scripts/fuzz.sh):
 #   run_fuzzer.sh BINARY CORPUS DICT|- SECONDS [SEED_DIR...]
+# $TRIALSTAT_FUZZ_SECONDS, when set, replaces SECONDS (e.g. a shorter CI run: ctest -L fuzz).
 # CORPUS (created) keeps what the run finds, so runs build on each other; the seed folders are
 # read, never written. Crashes, leaks, timeouts (> 10 s per input) and out-of-memory (> 2 GiB)
 # fail the run; the reproducer is saved as CORPUS/../artifacts/<target>/crash-* and named in the
 # log. The last lines of libFuzzer's output (executions, cov, ft, corpus) are its figures.
 set -euo pipefail
-bin=$1 corpus=$2 dict=$3 seconds=$4
+bin=$1 corpus=$2 dict=$3 seconds=${TRIALSTAT_FUZZ_SECONDS:-$4}
 shift 4
 name=$(basename "$bin")
 artifacts="$(dirname "$corpus")/../artifacts/$name"
