@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Sanitizer builds of the test suite (issue 12, item 3), each in its own build tree:
 #   scripts/sanitize.sh asan [ctest args...]   ASan + UBSan, -fno-sanitize-recover=all, clang:
-#                                              every GoogleTest suite and the C API test, and
-#                                              the libFuzzer targets of tests/fuzz (build-asan/)
+#                                              every GoogleTest suite, the C API and CLI tests
+#                                              (build-asan/); it also builds the libFuzzer
+#                                              targets of tests/fuzz (run: scripts/fuzz.sh)
 #   scripts/sanitize.sh tsan [ctest args...]   TSan (gcc) over the threaded parts: statistics
 #                                              pipeline and step reader pool, watch and actions
 #                                              (build-tsan/)
