@@ -9,14 +9,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <span>
+#include <string>
 #include <string_view>
 
 /// @brief Abort with the failed condition and a note when `cond` is false.
 #define FUZZ_CHECK(cond, note)                                                             \
   do {                                                                                     \
     if (!(cond)) {                                                                         \
-      std::fprintf(stderr, "%s:%d: FUZZ_CHECK(%s) failed: %s\n", __FILE__, __LINE__, #cond, \
-                   std::string_view(note).data());                                         \
+      const std::string fuzz_note_{std::string_view(note)}; /* a copy: note may be a temporary */ \
+      std::fprintf(stderr, "%s:%d: FUZZ_CHECK(%s) failed: %s\n", __FILE__, __LINE__, #cond,   \
+                   fuzz_note_.c_str());                                                    \
       std::abort();                                                                        \
     }                                                                                      \
   } while (false)
