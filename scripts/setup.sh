@@ -28,6 +28,7 @@ packages=(
   python3 python3-numpy               # bench/ numpy comparison, golden cross-checks
   python3-venv python3-dev            # .venv (trialstat Python package), .venv-smdebug (parity)
   chromium                            # tests: the HTML report in a headless browser
+  clang libclang-rt-14-dev            # sanitizer tree + libFuzzer targets (scripts/sanitize.sh, fuzz.sh)
 )
 
 if [[ "${SKIP_APT:-0}" != "1" ]]; then

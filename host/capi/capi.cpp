@@ -8,10 +8,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "trialstat/pipeline/rule_runner.hpp"
@@ -394,11 +396,15 @@ trialstat_status trialstat_steps(const trialstat_trial* trial, trialstat_mode mo
                                  int include_incomplete, int64_t* steps, size_t capacity,
                                  size_t* count) {
   if (!trial || !count) return fail(TRIALSTAT_INVALID_ARGUMENT, "trialstat_steps: NULL argument");
-  if (mode < TRIALSTAT_MODE_TRAIN || mode > TRIALSTAT_MODE_GLOBAL) {
-    return fail(TRIALSTAT_INVALID_ARGUMENT, fmt::format("trialstat_steps: bad mode {}", int(mode)));
+  // A C caller may pass any int: read its bits, since loading a C++ enum outside the range of
+  // its enumerators (e.g. 9 here) is undefined behaviour (UBSan: -fsanitize=enum).
+  std::underlying_type_t<trialstat_mode> raw_mode = 0;
+  std::memcpy(&raw_mode, &mode, sizeof raw_mode);
+  if (raw_mode < TRIALSTAT_MODE_TRAIN || raw_mode > TRIALSTAT_MODE_GLOBAL) {
+    return fail(TRIALSTAT_INVALID_ARGUMENT, fmt::format("trialstat_steps: bad mode {}", raw_mode));
   }
   return guarded([&] {
-    const auto list = trial->catalog.steps(static_cast<trialstat::mode>(mode), include_incomplete != 0);
+    const auto list = trial->catalog.steps(static_cast<trialstat::mode>(raw_mode), include_incomplete != 0);
     *count = list.size();
     if (!steps) return TRIALSTAT_OK;
     if (capacity < list.size()) {

@@ -154,6 +154,10 @@ result<std::vector<rule_config_entry>> parse_rule_config(std::string_view json_t
     const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
     return status(error_code::data_loss, fmt::format("{}: malformed JSON at byte offset {}: {}",
                                                      source_name, offset, e.what()));
+  } catch (const json::exception& e) {
+    // Not a parse_error but still the document's fault: a number literal beyond a double's range
+    // (out_of_range 406, "number overflow parsing '1e999'"), which names the literal.
+    return status(error_code::data_loss, fmt::format("{}: malformed JSON: {}", source_name, e.what()));
   }
   const json* list = &document;
   if (document.is_object()) {

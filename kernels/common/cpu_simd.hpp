@@ -36,6 +36,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__clang__)
+#include <cpuid.h>  // detected_cpu_isa: F16C
+#endif
 
 namespace trialstat::kernels {
 
@@ -64,8 +67,14 @@ enum class cpu_isa : int {
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw")) {
       return cpu_isa::avx512;
     }
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
-        __builtin_cpu_supports("f16c")) {
+#if defined(__clang__)
+    // clang's __builtin_cpu_supports does not know "f16c": CPUID leaf 1, ECX bit 29.
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+#else
+    const bool f16c = __builtin_cpu_supports("f16c");
+#endif
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") && f16c) {
       return cpu_isa::avx2;
     }
 #endif

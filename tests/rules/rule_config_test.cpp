@@ -54,6 +54,22 @@ TEST(RuleConfig, SingleObjectAndSageMakerWrapper) {
   EXPECT_TRUE(empty->empty());
 }
 
+// Found by tests/fuzz/fuzz_rule_config (issue 12): a number literal beyond a double's range is
+// nlohmann's out_of_range, not a parse_error; it escaped parse_rule_config and `trialstat rules
+// --config` ended in std::terminate. The fuzzer's reproducer, then the smallest such document.
+TEST(RuleConfig, NumberOverflowIsDataLossNotACrash) {
+  for (const char* text : {"{\"DebugRuleConfigurations\": [720e+46116860184273879ght,(ea+)+$\"",
+                           "[1e999]",
+                           R"({"RuleParameters": {"rule_to_invoke": "AllZero", "threshold": -1e400}})"}) {
+    const auto r = parse_rule_config(text, "rules.json");
+    ASSERT_FALSE(r.has_value()) << text;
+    EXPECT_EQ(r.error_status().code(), error_code::data_loss) << text;
+    const std::string m = r.error_status().message();
+    EXPECT_NE(m.find("rules.json"), std::string::npos) << m;
+    EXPECT_NE(m.find("number overflow"), std::string::npos) << m;
+  }
+}
+
 TEST(RuleConfig, MalformedJsonNamesSourceAndByte) {
   const auto r = parse_rule_config(R"([{"RuleParameters": {"rule_to_invoke": "AllZero",}}])",
                                    "rules.json");

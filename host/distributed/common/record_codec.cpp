@@ -73,7 +73,7 @@ class reader {
     if constexpr (std::is_trivially_copyable_v<T>) {
       if (!ok_ || n > (in_.size() - at_) / std::max<std::size_t>(sizeof(T), 1)) return fail();
       v.resize(n);
-      std::memcpy(v.data(), in_.data() + at_, n * sizeof(T));
+      if (n != 0) std::memcpy(v.data(), in_.data() + at_, n * sizeof(T));  // data() may be null
       at_ += n * sizeof(T);
     } else {
       if (!ok_ || n > in_.size() - at_) return fail();  // every item takes at least a byte

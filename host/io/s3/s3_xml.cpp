@@ -10,7 +10,10 @@ namespace trialstat::io::detail {
 
 result<s3_list_page> parse_list_objects_v2(std::string_view xml, std::string_view what) {
   pugi::xml_document doc;
-  const pugi::xml_parse_result parsed = doc.load_buffer(xml.data(), xml.size());
+  // parse_ws_pcdata_single: an element whose whole text is whitespace keeps it (pugixml drops
+  // such text by default), so a key or prefix such as " " is not read as "".
+  const pugi::xml_parse_result parsed =
+      doc.load_buffer(xml.data(), xml.size(), pugi::parse_default | pugi::parse_ws_pcdata_single);
   if (!parsed) {
     return status(error_code::data_loss,
                   fmt::format("{}: ListObjectsV2 response is not XML ({} at byte {})", what,
