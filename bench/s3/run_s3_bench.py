@@ -104,6 +104,8 @@ def main():
     parser.add_argument("--work", default="/tmp/trialstat-s3-bench")
     parser.add_argument("--bytes", default="1G")
     parser.add_argument("--big-bytes", default="")
+    parser.add_argument("--big-trial", default="", help="an existing trial folder for the peak-RSS comparison "
+                        "(instead of writing one of --big-bytes)")
     parser.add_argument("--smdebug-bytes", default="")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--width", type=int, default=0, help="hidden width of the trials (larger: fewer, bigger event files)")
@@ -158,12 +160,14 @@ def main():
             proxy.stop()
         results["stats_peak_rss_mb"] = peak_rss_mb([cli, "stats", f"s3://{BUCKET}/main", "--format", "json",
                                                     "--bins", "0", "--no-progress"], env)
-        if args.big_bytes:
-            big = work / f"trial-{args.big_bytes}"
+        if args.big_bytes or args.big_trial:
+            big = pathlib.Path(args.big_trial) if args.big_trial else work / f"trial-{args.big_bytes}"
             results["big_trial_bytes"] = make_trial(cli, big, args.big_bytes)
             upload(client, big, "big")
             results["big_stats_peak_rss_mb"] = peak_rss_mb([cli, "stats", f"s3://{BUCKET}/big", "--format",
                                                             "json", "--bins", "0", "--no-progress"], env)
+            results["big_stats_s"], _ = timed([cli, "stats", f"s3://{BUCKET}/big", "--format", "json", "--bins", "0",
+                                               "--no-progress"], env)
         if args.smdebug_bytes:
             smdebug_python = HERE.parent.parent / ".venv-smdebug" / "bin" / "python"
             small = work / f"trial-{args.smdebug_bytes}-w{args.width}"
