@@ -17,7 +17,10 @@ best() {  # best wall time of $n runs of "$@", seconds
   local b=""
   for _ in $(seq "$n"); do
     local s e
-    s=$(date +%s.%N); "$@" >/dev/null 2>&1 || true; e=$(date +%s.%N)
+    local rc=0
+    s=$(date +%s.%N); "$@" >/dev/null 2>"$work/stderr" || rc=$?; e=$(date +%s.%N)
+    # 0, or 1 when rules found issues; anything else is a failed run, not a time.
+    if (( rc > 1 )); then echo "failed ($rc): $* -- $(tail -3 "$work/stderr")" >&2; exit 2; fi
     b=$(python3 -c "t=$e-$s; b='$b'; print(min(t, float(b)) if b else t)")
   done
   echo "$b"
