@@ -31,9 +31,48 @@ status local_source::check_root() const {
 
 namespace {
 
+/// What a directory entry is for a listing: DT_REG, DT_DIR, or 0 to skip it. readdir's entry
+/// types spare a stat per file; a link is what it points to (one that points nowhere, or to a
+/// folder — not followed, as std::filesystem's recursive iteration — is skipped).
+unsigned char entry_type(DIR* folder, const dirent& entry) {
+  const unsigned char type = entry.d_type;
+  if (type != DT_UNKNOWN && type != DT_LNK) return type == DT_REG || type == DT_DIR ? type : 0;
+  struct stat info {};
+  if (::fstatat(::dirfd(folder), entry.d_name, &info, type == DT_LNK ? 0 : AT_SYMLINK_NOFOLLOW) != 0) return 0;
+  if (S_ISREG(info.st_mode)) return DT_REG;
+  if (S_ISDIR(info.st_mode) && type == DT_UNKNOWN) return DT_DIR;
+  return 0;
+}
+
+int list_folder(int fd, std::string& prefix, std::string_view start_after, std::vector<object_info>& out);
+
+/// Appends what the entry `name` (of `type`) of the folder open as `parent_fd` holds: the file's
+/// key, or every file under the folder (recursively). @return 0 or an errno.
+int list_entry(int parent_fd, std::string_view name, unsigned char type, std::string& prefix,
+               std::string_view start_after, std::vector<object_info>& out) {
+  const std::size_t length = prefix.size();
+  prefix.append(name);
+  int failure = 0;
+  if (type == DT_DIR) {
+    int sub = -1;
+    do {
+      sub = ::openat(parent_fd, prefix.c_str() + length, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    } while (sub < 0 && errno == EINTR);
+    if (sub < 0) {
+      failure = errno;
+    } else {
+      prefix.push_back('/');
+      failure = list_folder(sub, prefix, start_after, out);
+    }
+  } else if (start_after.empty() || std::string_view(prefix) > start_after) {
+    out.push_back({prefix, 0});  // no stat per file: sizes come from object_size
+  }
+  prefix.resize(length);
+  return failure;
+}
+
 /// Appends the regular files under the folder open as `fd` (taken and closed) to `out`, keyed
-/// `prefix` + their path below it; recurses into sub-folders (not into links to folders, as
-/// std::filesystem's recursive iteration). readdir's entry types spare a stat per file.
+/// `prefix` + their path below it, in directory order; recurses into sub-folders.
 /// @return 0, or the errno of the first folder that could not be read.
 int list_folder(int fd, std::string& prefix, std::string_view start_after, std::vector<object_info>& out) {
   DIR* folder = ::fdopendir(fd);
@@ -52,42 +91,35 @@ int list_folder(int fd, std::string& prefix, std::string_view start_after, std::
     }
     const std::string_view name(entry->d_name);
     if (name == "." || name == "..") continue;
-    unsigned char type = entry->d_type;
-    if (type == DT_UNKNOWN || type == DT_LNK) {
-      // What the entry is (a link: what it points to; one that points nowhere is skipped).
-      struct stat info {};
-      if (::fstatat(::dirfd(folder), entry->d_name, &info, type == DT_LNK ? 0 : AT_SYMLINK_NOFOLLOW) != 0) continue;
-      if (S_ISREG(info.st_mode)) {
-        type = DT_REG;
-      } else if (S_ISDIR(info.st_mode) && type == DT_UNKNOWN) {
-        type = DT_DIR;
-      } else {
-        continue;
-      }
-    }
-    if (type == DT_DIR) {
-      int sub = -1;
-      do {
-        sub = ::openat(::dirfd(folder), entry->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-      } while (sub < 0 && errno == EINTR);
-      if (sub < 0) {
-        failure = errno;
-        break;
-      }
-      const std::size_t length = prefix.size();
-      prefix.append(name).push_back('/');
-      failure = list_folder(sub, prefix, start_after, out);
-      prefix.resize(length);
-      if (failure != 0) break;
-    } else if (type == DT_REG) {
-      std::string key;
-      key.reserve(prefix.size() + name.size());
-      key.append(prefix).append(name);
-      if (!start_after.empty() && key <= start_after) continue;
-      out.push_back({std::move(key), 0});  // no stat per file: sizes come from object_size
-    }
+    const unsigned char type = entry_type(folder, *entry);
+    if (type == 0) continue;
+    failure = list_entry(::dirfd(folder), name, type, prefix, start_after, out);
+    if (failure != 0) break;
   }
   ::closedir(folder);
+  return failure;
+}
+
+/// The entries directly under a folder (`.` and `..` and what is neither a file nor a folder
+/// left out), sorted as their keys sort: a folder `a` as `a/`, so that a file `a.json` comes
+/// first, as every key under `a/` follows it. @return 0 or an errno.
+struct top_entry {
+  std::string sort_key;  // the name, a folder's with '/' appended
+  unsigned char type = 0;
+};
+int top_entries(DIR* folder, std::vector<top_entry>& out) {
+  for (;;) {
+    errno = 0;
+    const dirent* entry = ::readdir(folder);
+    if (entry == nullptr) break;
+    const std::string_view name(entry->d_name);
+    if (name == "." || name == "..") continue;
+    const unsigned char type = entry_type(folder, *entry);
+    if (type == 0) continue;
+    out.push_back({std::string(name) + (type == DT_DIR ? "/" : ""), type});
+  }
+  const int failure = errno;
+  std::sort(out.begin(), out.end(), [](const top_entry& a, const top_entry& b) { return a.sort_key < b.sort_key; });
   return failure;
 }
 
@@ -95,8 +127,17 @@ int list_folder(int fd, std::string& prefix, std::string_view start_after, std::
 
 status local_source::list(std::string_view sub, std::string_view start_after,
                           std::vector<object_info>& out) const {
+  return list_share(sub, start_after, 0, 1, out);
+}
+
+status local_source::list_share(std::string_view sub, std::string_view start_after, int share, int shares,
+                                std::vector<object_info>& out) const {
   out.clear();
   const fs::path dir = root_ / sub;
+  if (shares < 1 || share < 0 || share >= shares) {
+    return status(error_code::invalid_argument,
+                  fmt::format("listing share {} of {} of {}: no such share", share, shares, dir.string()));
+  }
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     // Absent is an empty listing; a folder that cannot be looked at is an error, not empty.
@@ -105,17 +146,38 @@ status local_source::list(std::string_view sub, std::string_view start_after,
     }
     return status(error_code::io_error, fmt::format("cannot access {}: {}", dir.string(), ec.message()));
   }
+  const auto failed = [&](int err) {
+    return status(error_code::io_error,
+                  fmt::format("cannot list {}: {}", dir.string(), std::generic_category().message(err)));
+  };
   int fd = -1;
   do {
     fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return failed(errno);
+  DIR* folder = ::fdopendir(fd);
+  if (folder == nullptr) {
+    const int err = errno;
+    ::close(fd);
+    return failed(err);
+  }
+  // This share's contiguous run of the sorted entries directly under `sub`: every key under
+  // one entry lies between the keys of its neighbours, so the runs' listings, concatenated,
+  // are the sorted listing of the whole folder.
+  std::vector<top_entry> entries;
+  int failure = top_entries(folder, entries);
+  const std::size_t n = entries.size();
+  const std::size_t first = n * static_cast<std::size_t>(share) / static_cast<std::size_t>(shares);
+  const std::size_t last = n * (static_cast<std::size_t>(share) + 1) / static_cast<std::size_t>(shares);
   std::string prefix(sub);
   if (!prefix.empty() && prefix.back() != '/') prefix.push_back('/');
-  const int failure = fd < 0 ? errno : list_folder(fd, prefix, start_after, out);
-  if (failure != 0) {
-    return status(error_code::io_error,
-                  fmt::format("cannot list {}: {}", dir.string(), std::generic_category().message(failure)));
+  for (std::size_t i = first; i < last && failure == 0; ++i) {
+    std::string_view name = entries[i].sort_key;
+    if (entries[i].type == DT_DIR) name.remove_suffix(1);
+    failure = list_entry(::dirfd(folder), name, entries[i].type, prefix, start_after, out);
   }
+  ::closedir(folder);
+  if (failure != 0) return failed(failure);
   std::sort(out.begin(), out.end(), [](const object_info& a, const object_info& b) { return a.key < b.key; });
   return status::success();
 }

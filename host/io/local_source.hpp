@@ -21,6 +21,8 @@ class local_source final : public trial_source {
   [[nodiscard]] status check_root() const override;
   [[nodiscard]] status list(std::string_view sub, std::string_view start_after,
                             std::vector<object_info>& out) const override;
+  [[nodiscard]] status list_share(std::string_view sub, std::string_view start_after, int share, int shares,
+                                  std::vector<object_info>& out) const override;
   [[nodiscard]] result<uint64_t> read_object(std::string_view key, std::vector<std::byte>& out,
                                              uint64_t max_bytes = UINT64_MAX) const override;
   /// Reads the keys in turn into one reused buffer; consecutive keys of one folder (the sorted

@@ -82,6 +82,16 @@ void trial_source::read_objects(std::span<const std::string> keys, const object_
   }
 }
 
+status trial_source::list_share(std::string_view sub, std::string_view start_after, int share, int shares,
+                                std::vector<object_info>& out) const {
+  out.clear();
+  if (shares < 1 || share < 0 || share >= shares) {
+    return status(error_code::invalid_argument,
+                  fmt::format("listing share {} of {} of {}: no such share", share, shares, display_name(sub)));
+  }
+  return share == 0 ? list(sub, start_after, out) : status::success();
+}
+
 bool is_s3_location(std::string_view location) noexcept {
   const std::string_view text = trim(location);
   return text.size() >= 5 && text.substr(0, 5) == "s3://";

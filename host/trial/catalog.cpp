@@ -313,12 +313,40 @@ struct catalog::state {
   // ---- listing ----
   /// Trial-relative keys ('/'-separated) of the objects under root/sub, sorted; only those after
   /// `start_after` when it is not empty.
+  /// In a group (MPI ranks), each process lists its share of the folder and the group exchanges
+  /// the shares, so that each folder is opened once per group rather than once per process (the
+  /// step folders of events/ are most of a big trial's listing). Every process of the group
+  /// gets the same listing, or the same error (the first failing rank's).
   status list_files(std::string_view sub, std::vector<std::string>& out, std::string_view start_after = {}) const {
     out.clear();
     std::vector<io::object_info> listed;
+    if (options.group && options.group->size > 1) return list_files_shared(sub, start_after, listed, out);
     TRIALSTAT_RETURN_IF_ERROR(source->list(sub, start_after, listed));
     out.reserve(listed.size());
     for (auto& object : listed) out.push_back(std::move(object.key));
+    return status::success();
+  }
+  status list_files_shared(std::string_view sub, std::string_view start_after, std::vector<io::object_info>& mine,
+                           std::vector<std::string>& out) const {
+    const load_group& group = *options.group;
+    if (!group.exchange) return status(error_code::invalid_argument, "catalog load group without an exchange");
+    const status listed = source->list_share(sub, start_after, group.rank, group.size, mine);
+    auto shares = group.exchange(detail::write_listing_share(listed, mine));
+    if (!shares) return shares.error_status();
+    if (shares->size() != static_cast<std::size_t>(group.size)) {
+      return status(error_code::data_loss, fmt::format("listing of {}: {} shares from a group of {}", sub,
+                                                       shares->size(), group.size));
+    }
+    status first_failure;
+    for (int rank = 0; rank < group.size; ++rank) {
+      status read = detail::read_listing_share((*shares)[static_cast<std::size_t>(rank)], rank, out);
+      if (!read.ok() && first_failure.ok()) first_failure = std::move(read);
+    }
+    if (!first_failure.ok()) {
+      out.clear();
+      return first_failure;
+    }
+    if (!std::is_sorted(out.begin(), out.end())) std::sort(out.begin(), out.end());  // a source's shares need not be runs
     return status::success();
   }
 

@@ -11,6 +11,7 @@ namespace trialstat::trial::detail {
 namespace {
 
 constexpr uint32_t share_magic = 0x54534853;  // "SHST"
+constexpr uint32_t listing_magic = 0x54534c53;  // "SLST"
 
 template <typename T>
 void put(std::vector<std::byte>& out, T value) {
@@ -204,6 +205,48 @@ status share_reader::finish() const {
   if (at_ == bytes_.size()) return status::success();
   return status(error_code::data_loss, fmt::format("catalog share of rank {}: {} bytes left over after its last file",
                                                    rank_, bytes_.size() - at_));
+}
+
+std::vector<std::byte> write_listing_share(const status& listed, std::span<const io::object_info> objects) {
+  std::vector<std::byte> out;
+  put<uint32_t>(out, listing_magic);
+  put<uint32_t>(out, static_cast<uint32_t>(listed.code()));
+  if (!listed.ok()) {
+    put_text(out, listed.message());
+    return out;
+  }
+  std::size_t total = out.size() + sizeof(uint64_t);
+  for (const auto& object : objects) total += sizeof(uint32_t) + object.key.size();
+  out.reserve(total);
+  put<uint64_t>(out, objects.size());
+  for (const auto& object : objects) put_text(out, object.key);
+  return out;
+}
+
+status read_listing_share(std::span<const std::byte> bytes, int from_rank, std::vector<std::string>& keys) {
+  std::size_t at = 0;
+  cursor in(bytes, at);
+  const auto bad = [&] {
+    return status(error_code::data_loss,
+                  fmt::format("listing share of rank {}: not a listing, or cut short at byte {} of {}", from_rank,
+                              at, bytes.size()));
+  };
+  uint32_t magic = 0;
+  uint32_t code = 0;
+  if (!in.get(magic) || magic != listing_magic || !in.get(code)) return bad();
+  if (code != static_cast<uint32_t>(error_code::ok)) {
+    std::string message;
+    if (!in.get_text(message)) return bad();
+    return status(static_cast<error_code>(code), std::move(message));
+  }
+  uint64_t count = 0;
+  if (!in.get(count) || count > (bytes.size() - at) / sizeof(uint32_t)) return bad();
+  keys.reserve(keys.size() + count);
+  for (uint64_t i = 0; i < count; ++i) {
+    if (!in.get_text(keys.emplace_back())) return bad();
+  }
+  if (at != bytes.size()) return bad();
+  return status::success();
 }
 
 }  // namespace trialstat::trial::detail

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "host/trial/index_json.hpp"
+#include "trialstat/io/trial_source.hpp"
 #include "trialstat/status.hpp"
 
 namespace trialstat::trial::detail {
@@ -70,5 +71,15 @@ class share_reader {
   std::size_t at_ = 0;
   int rank_ = 0;
 };
+
+/// @brief A listing share: what one process listed of a folder listed by the group
+/// (`trial_source::list_share` with its rank), or the error it met, as bytes to exchange.
+[[nodiscard]] std::vector<std::byte> write_listing_share(const status& listed,
+                                                         std::span<const io::object_info> objects);
+/// @brief Append the keys of listing share `bytes` (of rank `from_rank`) to `keys`.
+/// @return the listing error that rank met (its message names the folder), or success;
+///   data_loss when the bytes are not a listing share or are cut short.
+[[nodiscard]] status read_listing_share(std::span<const std::byte> bytes, int from_rank,
+                                        std::vector<std::string>& keys);
 
 }  // namespace trialstat::trial::detail

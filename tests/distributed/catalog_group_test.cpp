@@ -14,6 +14,7 @@
 
 #include "host/trial/index_share.hpp"
 #include "tests/distributed/thread_transport.hpp"
+#include "tests/support/forwarding_source.hpp"
 #include "tests/support/shared_trials.hpp"
 #include "trialstat/distributed/catalog_group.hpp"
 #include "trialstat/writer/trial_writer.hpp"
@@ -55,9 +56,11 @@ std::string describe(const trial::catalog& c) {
   return out;
 }
 
-/// The catalog of `root` loaded by `ranks` threads as one group, described by each rank.
+/// The catalog of `root` loaded by `ranks` threads as one group, described by each rank; each
+/// rank reads it through `wrap(its local source)` when given.
+using source_wrapper = std::function<std::shared_ptr<const io::trial_source>(std::shared_ptr<const io::trial_source>)>;
 std::vector<std::string> load_as_group(const std::filesystem::path& root, int ranks,
-                                       trial::catalog_options options = {}) {
+                                       trial::catalog_options options = {}, const source_wrapper& wrap = {}) {
   thread_network net(ranks);
   std::vector<std::string> out(static_cast<std::size_t>(ranks));
   std::vector<std::thread> threads;
@@ -66,7 +69,12 @@ std::vector<std::string> load_as_group(const std::filesystem::path& root, int ra
       thread_transport t(net, r);
       trial::catalog_options mine = options;
       mine.group = catalog_group(t);
-      auto c = trial::catalog::open(root.string(), mine);
+      auto local = io::open_trial_source(root.string());
+      if (!local) {
+        out[static_cast<std::size_t>(r)] = "error: " + local.error_status().to_string();
+        return;
+      }
+      auto c = trial::catalog::open(wrap ? wrap(*local) : *local, mine);
       out[static_cast<std::size_t>(r)] = c ? describe(*c) : "error: " + c.error_status().to_string();
     });
   }
@@ -74,13 +82,13 @@ std::vector<std::string> load_as_group(const std::filesystem::path& root, int ra
   return out;
 }
 
-void expect_group_loads_the_same(const std::filesystem::path& root) {
+void expect_group_loads_the_same(const std::filesystem::path& root, const source_wrapper& wrap = {}) {
   auto alone = trial::catalog::open(root.string());
   ASSERT_TRUE(alone.has_value()) << alone.error_status().to_string();
   const std::string want = describe(*alone);
   ASSERT_FALSE(alone->entries().empty()) << root;
   for (int ranks = 1; ranks <= 4; ++ranks) {
-    const auto got = load_as_group(root, ranks);
+    const auto got = load_as_group(root, ranks, {}, wrap);
     for (int r = 0; r < ranks; ++r) {
       EXPECT_EQ(got[static_cast<std::size_t>(r)], want) << root << ": rank " << r << " of " << ranks;
     }
@@ -134,6 +142,61 @@ TEST(CatalogGroup, DamagedTrialLoadsAsOneProcessDoes) {
   ASSERT_TRUE(alone.has_value());
   EXPECT_GE(alone->warnings().size(), 4u);  // the damage is seen
   expect_group_loads_the_same(root);
+}
+
+TEST(CatalogGroup, SourceWithoutItsOwnListingSplitLoadsTheSame) {
+  // The base class's listing share (S3's): rank 0 lists each folder for the group.
+  const auto root = write_damaged_trial();
+  expect_group_loads_the_same(root, [](std::shared_ptr<const io::trial_source> local) {
+    return std::make_shared<::trialstat::testing_support::forwarding_source>(std::move(local));
+  });
+}
+
+/// A local source whose listing share `failing_share` of `failing_sub` fails.
+class failing_listing final : public ::trialstat::testing_support::forwarding_source {
+ public:
+  failing_listing(std::shared_ptr<const io::trial_source> inner, std::string sub, int share)
+      : forwarding_source(std::move(inner)), sub_(std::move(sub)), share_(share) {}
+  status list_share(std::string_view sub, std::string_view start_after, int share, int shares,
+                    std::vector<io::object_info>& out) const override {
+    if (sub == sub_ && share == share_) return status(error_code::io_error, "cannot list " + sub_ + ": injected");
+    return inner().list_share(sub, start_after, share, shares, out);
+  }
+
+ private:
+  std::string sub_;
+  int share_;
+};
+
+TEST(CatalogGroup, ListingFailureOnOneRankFailsEveryRankAlike) {
+  // Rank 1 alone cannot list its share of events/ (index/): every rank ends with its error, none
+  // waits for the others forever, none loads a catalog without those files.
+  const auto root = write_damaged_trial();
+  for (const std::string sub : {"index", "events"}) {
+    const auto got = load_as_group(root, 3, {}, [&](std::shared_ptr<const io::trial_source> local) {
+      return std::make_shared<failing_listing>(std::move(local), sub, 1);
+    });
+    for (int r = 0; r < 3; ++r) {
+      EXPECT_EQ(got[static_cast<std::size_t>(r)], "error: io_error: cannot list " + sub + ": injected")
+          << sub << ", rank " << r;
+    }
+  }
+}
+
+TEST(CatalogGroup, MalformedListingShareIsDataLoss) {
+  const std::vector<io::object_info> listed{{"index/a.json", 0}, {"index/b.json", 0}};
+  const auto bytes = trial::detail::write_listing_share(status::success(), listed);
+  std::vector<std::string> keys;
+  ASSERT_TRUE(trial::detail::read_listing_share(bytes, 2, keys).ok());
+  EXPECT_EQ(keys, (std::vector<std::string>{"index/a.json", "index/b.json"}));
+  for (std::size_t cut = 0; cut < bytes.size(); ++cut) {
+    keys.clear();
+    const status s = trial::detail::read_listing_share(std::span(bytes).first(cut), 2, keys);
+    EXPECT_EQ(s.code(), error_code::data_loss) << cut;
+    EXPECT_NE(s.message().find("rank 2"), std::string::npos) << s.message();
+  }
+  const auto failed = trial::detail::write_listing_share(status(error_code::io_error, "cannot list x"), {});
+  EXPECT_EQ(trial::detail::read_listing_share(failed, 1, keys).to_string(), "io_error: cannot list x");
 }
 
 TEST(CatalogGroup, RanksThatListOtherFilesFail) {

@@ -77,6 +77,16 @@ class trial_source {
   /// Errors: io_error when listing fails (after retries), naming the folder or prefix.
   [[nodiscard]] virtual status list(std::string_view sub, std::string_view start_after,
                                     std::vector<object_info>& out) const = 0;
+  /// @brief Part `share` of `shares` of `list(sub, start_after)`, for a listing shared by a
+  /// group of processes (MPI ranks, issue 10: each lists a part, the group exchanges them): the
+  /// parts 0..shares-1, concatenated in order, are exactly that listing (sorted, no key twice).
+  /// Local folders split the entries directly under `sub` into `shares` contiguous runs by key
+  /// (the step folders of `events/`, the step buckets of `index/`), so each process opens only
+  /// its run's folders. Default (S3): part 0 is the whole listing, the others are empty — one
+  /// process pays for the listing requests. Errors: as `list`; invalid_argument when
+  /// `share` is not in [0, shares).
+  [[nodiscard]] virtual status list_share(std::string_view sub, std::string_view start_after, int share,
+                                          int shares, std::vector<object_info>& out) const;
 
   /// @brief Read a whole object into `out` (resized to its size + `record_padding_bytes`, the
   /// padding zeroed). @return its size in bytes. Errors: not_found, io_error; invalid_argument
