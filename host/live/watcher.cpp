@@ -395,9 +395,9 @@ class watch_loop {
   }
 
   fs::path root_;
-  bool remote_ = false;
   const watch_options& options_;
   const event_callback& on_event_;
+  bool remote_ = false;
   detail::change_notifier notifier_;
   fs::path stop_signal_;
   std::vector<pipeline::rule_invocation> invocations_;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The statistics stream: a reader thread (read + decode one step ahead) feeding an executor,
+// The statistics stream: a reader thread (read + decode steps ahead) feeding an executor,
 // records emitted in global-step order.
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 
@@ -19,40 +19,66 @@
 namespace trialstat::pipeline {
 namespace {
 
-/// Two step batches circulate between the reader thread and the consumer: the reader fills one
-/// while the consumer computes and emits the other.
+/// Step batches circulate between the reader thread and the consumer: the reader fills free
+/// ones while the consumer computes and emits full ones, in order. With more than two, each
+/// side is woken only when there is a run of work for it (the reader when half the batches
+/// are free again, the consumer when half of them — or all the steps it still waits for — are
+/// full), so small steps do not cost a thread hand-off each.
 class batch_exchange {
  public:
-  explicit batch_exchange(std::vector<detail::step_batch*> free) : free_(free.begin(), free.end()) {}
+  explicit batch_exchange(std::vector<detail::step_batch*> free)
+      : free_(free.begin(), free.end()), refill_(std::max<std::size_t>(1, free.size() / 2)) {}
 
-  detail::step_batch* take_free() { return pop(free_); }
-  void give_free(detail::step_batch* b) { push(free_, b); }
-  detail::step_batch* take_full() { return pop(full_); }
-  void give_full(detail::step_batch* b) { push(full_, b); }
+  detail::step_batch* take_free() {
+    std::unique_lock lock(mutex_);
+    if (free_.empty() && !closed_) {
+      reader_waiting_ = true;
+      free_ready_.wait(lock, [&] { return free_.size() >= refill_ || closed_; });
+      reader_waiting_ = false;
+    }
+    return pop(free_);
+  }
+  void give_free(detail::step_batch* b) {
+    std::lock_guard lock(mutex_);
+    free_.push_back(b);
+    if (reader_waiting_ && free_.size() >= refill_) free_ready_.notify_one();
+  }
+  /// @param remaining steps the consumer still expects (>= 1)
+  detail::step_batch* take_full(std::size_t remaining) {
+    std::unique_lock lock(mutex_);
+    if (full_.empty() && !closed_) {
+      consumer_wants_ = std::min(refill_, remaining);
+      full_ready_.wait(lock, [&] { return full_.size() >= consumer_wants_ || closed_; });
+      consumer_wants_ = 0;
+    }
+    return pop(full_);
+  }
+  void give_full(detail::step_batch* b) {
+    std::lock_guard lock(mutex_);
+    full_.push_back(b);
+    if (consumer_wants_ > 0 && full_.size() >= consumer_wants_) full_ready_.notify_one();
+  }
   /// Wake everybody and make every later take return nullptr (end of input or an error).
   void close() {
     std::lock_guard lock(mutex_);
     closed_ = true;
-    ready_.notify_all();
+    free_ready_.notify_all();
+    full_ready_.notify_all();
   }
 
  private:
   detail::step_batch* pop(std::deque<detail::step_batch*>& q) {
-    std::unique_lock lock(mutex_);
-    ready_.wait(lock, [&] { return !q.empty() || closed_; });
-    if (q.empty()) return nullptr;
+    if (closed_ || q.empty()) return nullptr;
     auto* b = q.front();
     q.pop_front();
     return b;
   }
-  void push(std::deque<detail::step_batch*>& q, detail::step_batch* b) {
-    std::lock_guard lock(mutex_);
-    q.push_back(b);
-    ready_.notify_all();
-  }
   std::mutex mutex_;
-  std::condition_variable ready_;
+  std::condition_variable free_ready_, full_ready_;
   std::deque<detail::step_batch*> free_, full_;
+  std::size_t refill_;
+  std::size_t consumer_wants_ = 0;  // while the consumer waits: full batches that wake it
+  bool reader_waiting_ = false;
   bool closed_ = false;
 };
 
@@ -118,8 +144,10 @@ struct statistics_stream::state {
   pipeline_options options;
   std::unique_ptr<statistics_executor> executor;
   std::optional<int64_t> last_step;
-  detail::step_batch batches[2];
-  status unfinished[2];  // live trials: why batches[i]'s step is not fully written yet
+  /// The step batches (at least two; more for small steps, see `batches_for`), and for each the
+  /// reason its step is not fully written yet (live trials).
+  std::vector<std::unique_ptr<detail::step_batch>> batches;
+  std::vector<status> unfinished;
   tensor_batch work;
 
   /// Bytes of the records `plan` needs at `step` (what progress counts).
@@ -161,6 +189,21 @@ statistics_stream::statistics_stream(const trial::catalog& trial, plan::read_pla
                                      pipeline_options options)
     : state_(std::make_unique<state>(
           state{trial, std::move(plan), options, nullptr, std::nullopt, {}, {}, {}})) {}
+
+namespace {
+
+/// Steps the reader may hold ahead of the consumer (2 = double buffering): as many as fit in
+/// `lookahead_bytes` of the largest step's records, from 2 to `max_batches`. Small steps then
+/// cost no thread hand-off each; big ones keep the memory of two steps. The CUDA executor's
+/// pinned staging buffers are sized for two steps, so with a staging pool it stays at 2.
+std::size_t batches_for(int64_t largest_step_bytes, bool staging_pool) {
+  constexpr int64_t lookahead_bytes = int64_t{64} << 20;
+  constexpr int64_t max_batches = 8;
+  if (staging_pool) return 2;
+  return static_cast<std::size_t>(std::clamp<int64_t>(lookahead_bytes / std::max<int64_t>(1, largest_step_bytes), 2, max_batches));
+}
+
+}  // namespace
 statistics_stream::~statistics_stream() = default;
 statistics_stream::statistics_stream(statistics_stream&&) noexcept = default;
 statistics_stream& statistics_stream::operator=(statistics_stream&&) noexcept = default;
@@ -193,11 +236,24 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
   if (todo.empty()) return counters;
   progress_reporter* progress = s.options.progress;
   std::vector<int64_t> todo_bytes;
-  if (progress != nullptr) {
-    int64_t total = 0;
-    for (const trial::step_info& info : todo) total += todo_bytes.emplace_back(s.step_bytes(info.step));
-    progress->begin(static_cast<int64_t>(todo.size()), total);
+  int64_t total = 0;
+  int64_t largest = 0;
+  for (const trial::step_info& info : todo) {
+    total += todo_bytes.emplace_back(s.step_bytes(info.step));
+    largest = std::max(largest, todo_bytes.back());
   }
+  if (progress != nullptr) progress->begin(static_cast<int64_t>(todo.size()), total);
+  const std::size_t batch_count = batches_for(largest, s.executor->staging_pool() != nullptr);
+  while (s.batches.size() < batch_count) s.batches.push_back(std::make_unique<detail::step_batch>());
+  s.unfinished.resize(s.batches.size());
+  std::vector<detail::step_batch*> circulating;
+  for (std::size_t i = 0; i < batch_count; ++i) circulating.push_back(s.batches[i].get());
+  const auto unfinished_of = [&](const detail::step_batch* batch) -> status& {
+    for (std::size_t i = 0; i < batch_count; ++i) {
+      if (s.batches[i].get() == batch) return s.unfinished[i];
+    }
+    return s.unfinished[0];  // not reached: every batch circulating is one of them
+  };
 
   // Remote sources fetch the reads of the steps ahead while these are decoded and computed.
   detail::step_reader planner(s.trial, s.plan, s.options);
@@ -214,13 +270,13 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
     planned.pop_front();
     return true;
   });
-  batch_exchange exchange({&s.batches[0], &s.batches[1]});
+  batch_exchange exchange(std::move(circulating));
   detail::step_reader reader(s.trial, s.plan, s.options, s.executor->staging_pool());
   std::thread reader_thread([&] {
     for (const trial::step_info& info : todo) {
       detail::step_batch* batch = exchange.take_free();
       if (batch == nullptr) return;  // the consumer stopped
-      status& unfinished = s.unfinished[batch == &s.batches[0] ? 0 : 1];
+      status& unfinished = unfinished_of(batch);
       batch->failure = status::success();
       try {  // no exception may leave this thread (std::terminate): it becomes the run's error
         unfinished = s.options.stop_at_unfinished_records ? check_step_files(s.trial, s.plan, info)
@@ -249,7 +305,7 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
   } joiner{exchange, reader_thread};
   status failure;
   for (std::size_t i = 0; i < todo.size(); ++i) {
-    detail::step_batch* batch = exchange.take_full();
+    detail::step_batch* batch = exchange.take_full(todo.size() - i);
     if (batch == nullptr) break;
     if (!batch->failure.ok()) {
       failure = batch->failure;
@@ -257,7 +313,7 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
       break;
     }
     if (s.options.stop_at_unfinished_records) {
-      status unfinished = s.unfinished[batch == &s.batches[0] ? 0 : 1];
+      status unfinished = unfinished_of(batch);
       for (const auto& r : batch->records) {
         if (!unfinished.ok()) break;
         if (r.raw_status.code() == error_code::truncated_record) unfinished = r.raw_status;

@@ -609,9 +609,9 @@ result<html_report_summary> write_html_report(const trial::catalog& trial,
 
   std::string page;
   page.reserve(detail::bokeh_js().size() + data_text.size() + (1 << 16));
-  std::string name = trial.location();
-  while (name.size() > 1 && name.back() == '/') name.pop_back();
-  const std::string title = "trialstat report: " + name.substr(name.find_last_of('/') + 1);
+  std::string location = trial.location();
+  while (location.size() > 1 && location.back() == '/') location.pop_back();
+  const std::string title = "trialstat report: " + location.substr(location.find_last_of('/') + 1);
   page += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   page += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   page += fmt::format("<title>{}</title>\n<style>{}</style>\n", html_escape(title), detail::report_css());

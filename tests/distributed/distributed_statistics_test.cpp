@@ -222,5 +222,50 @@ TEST(RecordCodec, RoundTripsEveryField) {
   }
 }
 
+TEST(RecordCodec, BatchesOfStepsReadBackInOrder) {
+  // Steps 5, 6 (no records) and 7, appended to one batch, come back as the same messages.
+  plan::statistics_record r;
+  r.tensor = 1;
+  r.worker = 1;
+  r.num_elements = 4;
+  r.moments = stats::moments{};
+  r.moments->count = 4;
+  r.moments->sum = -2.5;
+  std::vector<std::byte> batch, scratch, single;
+  append_step(5, std::span(&r, 1), batch, scratch);
+  append_step(6, {}, batch, scratch);
+  r.step = 7;
+  append_step(7, std::span(&r, 1), batch, scratch);
+  std::size_t at = 0;
+  for (const int64_t want : {5, 6, 7}) {
+    auto message = next_batched_step(batch, at);
+    ASSERT_TRUE(message.has_value()) << message.error_status().to_string();
+    auto decoded = decode_step(*message);
+    ASSERT_TRUE(decoded.has_value());
+    EXPECT_EQ(decoded->step, want);
+    EXPECT_EQ(decoded->records.size(), want == 6 ? 0U : 1U);
+    encode_step(want, decoded->records, single);
+    EXPECT_TRUE(std::equal(single.begin(), single.end(), message->begin(), message->end()));
+    if (want != 6) EXPECT_EQ(decoded->records[0].moments->sum, -2.5);
+  }
+  EXPECT_EQ(at, batch.size());
+  EXPECT_EQ(next_batched_step(batch, at).error_status().code(), error_code::data_loss);  // past the end
+  // Cut short anywhere: the step it cuts is data_loss, the ones before it read back.
+  for (std::size_t n = 0; n < batch.size(); ++n) {
+    const auto cut = std::span(batch).first(n);
+    std::size_t pos = 0;
+    int whole = 0;
+    for (;;) {
+      auto message = next_batched_step(cut, pos);
+      if (!message) {
+        EXPECT_EQ(message.error_status().code(), error_code::data_loss);
+        break;
+      }
+      ++whole;
+    }
+    EXPECT_LT(whole, 3) << n;
+  }
+}
+
 }  // namespace
 }  // namespace trialstat::distributed

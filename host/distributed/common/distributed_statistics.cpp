@@ -147,6 +147,11 @@ uint64_t fingerprint(const partition& part) {
   return h;
 }
 
+/// Steps a rank sends as one message: until the batch holds this many bytes or steps (small
+/// steps would otherwise cost a message — and a wait of rank 0 — each).
+constexpr std::size_t batch_bytes = std::size_t{1} << 20;
+constexpr std::size_t batch_steps = 64;
+
 std::vector<std::byte> fingerprint_message(uint64_t value) {
   std::vector<std::byte> out(sizeof value);
   std::memcpy(out.data(), &value, sizeof value);
@@ -191,16 +196,24 @@ result<pipeline::pipeline_counters> run_statistics_on(transport& ranks, const tr
   const uint64_t own_fingerprint = fingerprint(part);
   if (me != 0) {
     if (status sent = ranks.send(0, fingerprint_message(own_fingerprint)); !sent.ok()) fail(sent);
-    std::vector<std::byte> message;
+    std::vector<std::byte> batch;
+    std::vector<std::byte> scratch;
+    std::size_t batched = 0;
+    const auto send_batch = [&] {
+      if (batch.empty() || !failure.ok()) return;
+      if (status sent = ranks.send(0, std::move(batch)); !sent.ok()) fail(sent);
+      batch = {};
+      batched = 0;
+    };
     auto counters = share.run([&](std::size_t, const plan::step_statistics& step) {
       if (!failure.ok()) return;
       check(step.records);
       if (!failure.ok()) return;
-      encode_step(step.step, step.records, message);
-      if (status sent = ranks.send(0, std::move(message)); !sent.ok()) fail(sent);
-      message = {};
+      append_step(step.step, step.records, batch, scratch);
+      if (batch.size() >= batch_bytes || ++batched >= batch_steps) send_batch();
     });
     if (!counters) fail(counters.error_status());
+    send_batch();
     if (failure.ok()) {
       if (status flushed = ranks.flush(); !flushed.ok()) fail(flushed);
     }
@@ -223,6 +236,10 @@ result<pipeline::pipeline_counters> run_statistics_on(transport& ranks, const tr
   if (!failure.ok()) return failure;
 
   // Rank 0: emit step `i` from its owners' records (its own `local` among them when it owns it).
+  // Each other rank's steps arrive in batches, read in order; a step's kept values point into
+  // its batch, which stays until every step of it has been emitted.
+  std::vector<std::vector<std::byte>> inbox(static_cast<std::size_t>(ranks.size()));
+  std::vector<std::size_t> inbox_at(static_cast<std::size_t>(ranks.size()), 0);
   std::size_t next = 0;
   const auto emit = [&](std::size_t i, std::span<const plan::statistics_record> local) {
     const int64_t step = part.steps[i];
@@ -232,17 +249,23 @@ result<pipeline::pipeline_counters> run_statistics_on(transport& ranks, const tr
       on_step(plan::step_statistics{step, info->mode, info->mode_step, local});
       return;
     }
-    std::vector<std::vector<std::byte>> messages;  // kept values point into these
     std::vector<std::vector<plan::statistics_record>> by_rank(static_cast<std::size_t>(ranks.size()));
     for (const int owner : owners) {
       if (owner == 0) {
         by_rank[0].assign(local.begin(), local.end());
         continue;
       }
-      auto bytes = ranks.receive(owner);
-      if (!bytes) return fail(bytes.error_status());
-      messages.push_back(std::move(*bytes));
-      auto decoded = decode_step(messages.back());
+      auto& batch = inbox[static_cast<std::size_t>(owner)];
+      std::size_t& at = inbox_at[static_cast<std::size_t>(owner)];
+      if (at >= batch.size()) {
+        auto bytes = ranks.receive(owner);
+        if (!bytes) return fail(bytes.error_status());
+        batch = std::move(*bytes);
+        at = 0;
+      }
+      auto message = next_batched_step(batch, at);
+      if (!message) return fail(message.error_status());
+      auto decoded = decode_step(*message);
       if (!decoded) return fail(decoded.error_status());
       if (decoded->step != step) {
         return fail(status(error_code::data_loss, fmt::format("rank {} sent step {} where step {} was "

@@ -216,6 +216,30 @@ void encode_step(int64_t step, std::span<const plan::statistics_record> records,
   for (const auto& r : records) w.item(r);
 }
 
+void append_step(int64_t step, std::span<const plan::statistics_record> records, std::vector<std::byte>& batch,
+                 std::vector<std::byte>& scratch) {
+  encode_step(step, records, scratch);
+  const auto length = static_cast<uint64_t>(scratch.size());
+  const auto* p = reinterpret_cast<const std::byte*>(&length);
+  batch.insert(batch.end(), p, p + sizeof length);
+  batch.insert(batch.end(), scratch.begin(), scratch.end());
+}
+
+result<std::span<const std::byte>> next_batched_step(std::span<const std::byte> batch, std::size_t& at) {
+  uint64_t length = 0;
+  if (at > batch.size() || batch.size() - at < sizeof length) {
+    return status(error_code::data_loss, fmt::format("step batch of {} bytes: cut short at byte {}", batch.size(), at));
+  }
+  std::memcpy(&length, batch.data() + at, sizeof length);
+  if (batch.size() - at - sizeof length < length) {
+    return status(error_code::data_loss, fmt::format("step batch of {} bytes: a step of {} bytes at byte {} runs past "
+                                                     "its end", batch.size(), length, at));
+  }
+  const auto step = batch.subspan(at + sizeof length, static_cast<std::size_t>(length));
+  at += sizeof length + static_cast<std::size_t>(length);
+  return step;
+}
+
 result<decoded_step> decode_step(std::span<const std::byte> bytes) {
   reader in(bytes);
   uint32_t magic = 0;

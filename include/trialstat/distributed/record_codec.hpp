@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file record_codec.hpp
 /// @brief The bytes one MPI rank sends rank 0 for one saved step: every statistics record of its
-/// share of that step, field for field (issue 10). Binary, host byte order (all ranks of one job
+/// share of that step, field for field (issue 10); several steps travel as one batch. Binary, host byte order (all ranks of one job
 /// run the same binary on the same architecture), no MPI.
 #pragma once
 
@@ -19,6 +19,17 @@ namespace trialstat::distributed {
 /// of `plan::statistics_record` is kept, the kept values (`values_data`, num_elements × dtype
 /// size bytes) included when present.
 void encode_step(int64_t step, std::span<const plan::statistics_record> records, std::vector<std::byte>& out);
+
+/// @brief Append the message for `step` (as `encode_step`, through `scratch`) to `batch` as one
+/// length-prefixed item (uint64 length, then the message): a rank sends the steps of a run of
+/// small steps as one transport message.
+void append_step(int64_t step, std::span<const plan::statistics_record> records, std::vector<std::byte>& batch,
+                 std::vector<std::byte>& scratch);
+
+/// @brief The step message of `batch` at byte `at`, which is advanced past it.
+/// @return the message (a view into `batch`, for `decode_step`); errors: data_loss when the
+///   batch is cut short there.
+[[nodiscard]] result<std::span<const std::byte>> next_batched_step(std::span<const std::byte> batch, std::size_t& at);
 
 /// @brief A decoded step message.
 struct decoded_step {

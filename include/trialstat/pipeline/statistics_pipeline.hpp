@@ -106,11 +106,14 @@ using step_callback = std::function<void(const plan::step_statistics&)>;
 /// to the first step that is not complete yet. Pairwise history and the executor persist across
 /// calls, so a watcher calls `catalog::refresh()` then `advance()` repeatedly.
 ///
-/// Stages overlap: a reader thread reads and decodes step k+1 (one event-file read per worker)
-/// while the executor computes step k; records are emitted in step order. A record whose bytes
-/// are corrupt, truncated or of an unsupported dtype has `raw_status` set and no statistics: it
-/// costs only itself. Memory: two steps' event files plus the pairwise history (requested
-/// tensors × depth), independent of trial length.
+/// Stages overlap: a reader thread reads and decodes steps k+1, k+2, … (one event-file read per
+/// worker) while the executor computes step k; records are emitted in step order. The reader
+/// runs up to 8 steps ahead while they hold at most 64 MiB of records, else one step (always
+/// one with the CUDA backend, whose pinned staging buffers serve two steps). A record whose
+/// bytes are corrupt, truncated or of an unsupported dtype has `raw_status` set and no
+/// statistics: it costs only itself. Memory: the steps read ahead (two steps' event files, or
+/// ≈ 64 MiB of small steps) plus the pairwise history (requested tensors × depth), independent
+/// of trial length.
 class statistics_stream {
  public:
   /// @param trial   must outlive the stream; may be refreshed between `advance` calls
