@@ -14,7 +14,7 @@ scale_steps=${4:-10000}
 scale_workers=${5:-64}
 mkdir -p "$work"
 export OMP_NUM_THREADS=1 TRIALSTAT_FORCE_BACKEND=cpu
-mpi=(mpirun --oversubscribe --bind-to none --mca btl self,vader --mca pml ob1)
+mpi=(mpirun --oversubscribe --bind-to none --mca btl self,vader --mca pml ob1 --mca odls_base_sigkill_timeout 0)
 [[ $(id -u) == 0 ]] && mpi+=(--allow-run-as-root)
 
 # seconds (wall), CPU seconds (user + sys, the ranks' included) and peak RSS (KiB) of a command,

@@ -17,9 +17,11 @@ passed=0 failed=0
 ok() { passed=$((passed + 1)); }
 bad() { failed=$((failed + 1)); echo "FAIL: $1"; }
 
-# One statistics thread per rank; Open MPI: several ranks per core, yield when idle, no binding.
+# One statistics thread per rank; Open MPI: several ranks per core, yield when idle, no binding,
+# no 1 s grace before ending a job whose ranks exit 1 (rules that found issues) — the status is kept.
 export OMP_NUM_THREADS=1 TRIALSTAT_FORCE_BACKEND=cpu
-mpi=("$mpirun" --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 --mca btl self,vader --mca pml ob1)
+mpi=("$mpirun" --oversubscribe --bind-to none --mca mpi_yield_when_idle 1 --mca btl self,vader --mca pml ob1
+     --mca odls_base_sigkill_timeout 0)
 [[ $(id -u) == 0 ]] && mpi+=(--allow-run-as-root)
 
 # same NAME NP [ENV=VALUE...] -- ARGS...: one process vs `mpirun -np NP`; stdout and exit status

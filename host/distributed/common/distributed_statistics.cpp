@@ -147,10 +147,18 @@ uint64_t fingerprint(const partition& part) {
   return h;
 }
 
-/// Steps a rank sends as one message: until the batch holds this many bytes or steps (small
-/// steps would otherwise cost a message — and a wait of rank 0 — each).
+/// Steps a rank sends as one message: until the batch holds 64 steps, 1 MiB of message or the
+/// statistics of 4 MiB of tensors. Small steps would otherwise cost a message — and a wait of
+/// rank 0 — each; big ones go at once, since rank 0 waits for them to emit its own.
 constexpr std::size_t batch_bytes = std::size_t{1} << 20;
 constexpr std::size_t batch_steps = 64;
+constexpr uint64_t batch_tensor_bytes = uint64_t{4} << 20;
+
+uint64_t tensor_bytes_of(std::span<const plan::statistics_record> records) {
+  uint64_t bytes = 0;
+  for (const auto& r : records) bytes += static_cast<uint64_t>(std::max<int64_t>(0, r.num_elements)) * dtype_size_bytes(r.type);
+  return bytes;
+}
 
 std::vector<std::byte> fingerprint_message(uint64_t value) {
   std::vector<std::byte> out(sizeof value);
@@ -199,18 +207,23 @@ result<pipeline::pipeline_counters> run_statistics_on(transport& ranks, const tr
     std::vector<std::byte> batch;
     std::vector<std::byte> scratch;
     std::size_t batched = 0;
+    uint64_t batched_tensor_bytes = 0;
     const auto send_batch = [&] {
       if (batch.empty() || !failure.ok()) return;
       if (status sent = ranks.send(0, std::move(batch)); !sent.ok()) fail(sent);
       batch = {};
       batched = 0;
+      batched_tensor_bytes = 0;
     };
     auto counters = share.run([&](std::size_t, const plan::step_statistics& step) {
       if (!failure.ok()) return;
       check(step.records);
       if (!failure.ok()) return;
       append_step(step.step, step.records, batch, scratch);
-      if (batch.size() >= batch_bytes || ++batched >= batch_steps) send_batch();
+      batched_tensor_bytes += tensor_bytes_of(step.records);
+      if (batch.size() >= batch_bytes || ++batched >= batch_steps || batched_tensor_bytes >= batch_tensor_bytes) {
+        send_batch();
+      }
     });
     if (!counters) fail(counters.error_status());
     send_batch();
