@@ -6,8 +6,8 @@
 #                                              (build-asan/); it also builds the libFuzzer
 #                                              targets of tests/fuzz (run: scripts/fuzz.sh)
 #   scripts/sanitize.sh tsan [ctest args...]   TSan (gcc) over the threaded parts: statistics
-#                                              pipeline and step reader pool, watch and actions
-#                                              (build-tsan/)
+#                                              pipeline and step reader pool, watch and actions,
+#                                              ranks as threads (build-tsan/)
 # Both compile at -O1 -g, without CUDA and the Python module (an instrumented extension needs the
 # sanitizer runtime preloaded into python), and with TRIALSTAT_UNINSTRUMENTED_KERNELS: the CPU
 # kernels (kernels/*_cpu.cpp) are compiled with -fno-sanitize=all. Their always-inline vector lane
@@ -51,13 +51,14 @@ case "$kind" in
   tsan)
     dir=build-tsan
     san="-fsanitize=thread"
-    targets=(test_pipeline test_live test_hostile)
+    targets=(test_pipeline test_live test_hostile test_distributed)
     # The reader thread + consumer (pipeline, step readers), watch / rule sessions / actions (child
-    # processes, inotify thread). The CPU worker pool (kernels/common/cpu_parallel.hpp) runs
+    # processes, inotify thread), ranks as threads (catalog loaded by a group, distributed
+    # statistics over a thread transport). The CPU worker pool (kernels/common/cpu_parallel.hpp) runs
     # inside the uninstrumented kernels here, so TSan cannot see it: its tests run in the normal
     # build only.
     # Every suite of those three programs (the CUDA ones skip without a GPU).
-    tests=(-R "^(Actions|BuiltinRulesEndToEnd|Commands|Hostile[A-Za-z]+|RuleConfigActions|RuleSession|ShrinkingFiles|SkippedRecords|StopSignal|StreamUnfinished|Watch|XgboostRulesEndToEnd|batch_split|pinned_pool|step_reader_map|step_reader_pool)\.")
+    tests=(-R "^(Actions|BuiltinRulesEndToEnd|CatalogGroup|Commands|DistributedStatistics|Hostile[A-Za-z]+|RuleConfigActions|RuleSession|ShrinkingFiles|SkippedRecords|StopSignal|StreamUnfinished|Watch|XgboostRulesEndToEnd|batch_split|pinned_pool|step_reader_map|step_reader_pool)\.")
     export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
     ;;
   *)
