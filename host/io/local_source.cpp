@@ -46,6 +46,14 @@ unsigned char entry_type(DIR* folder, const dirent& entry) {
 
 int list_folder(int fd, std::string& prefix, std::string_view start_after, std::vector<object_info>& out);
 
+/// Whether every key under the folder whose keys start with `folder_prefix` ('/'-terminated)
+/// sorts at or before `start_after`: the prefix sorts before it and is not a prefix of it. A
+/// refresh (a live trial's next poll) then skips the step buckets it listed before instead of
+/// reading them again.
+bool before_start(std::string_view folder_prefix, std::string_view start_after) {
+  return !start_after.empty() && folder_prefix < start_after && !start_after.starts_with(folder_prefix);
+}
+
 /// Appends what the entry `name` (of `type`) of the folder open as `parent_fd` holds: the file's
 /// key, or every file under the folder (recursively). @return 0 or an errno.
 int list_entry(int parent_fd, std::string_view name, unsigned char type, std::string& prefix,
@@ -54,15 +62,13 @@ int list_entry(int parent_fd, std::string_view name, unsigned char type, std::st
   prefix.append(name);
   int failure = 0;
   if (type == DT_DIR) {
-    int sub = -1;
-    do {
-      sub = ::openat(parent_fd, prefix.c_str() + length, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-    } while (sub < 0 && errno == EINTR);
-    if (sub < 0) {
-      failure = errno;
-    } else {
-      prefix.push_back('/');
-      failure = list_folder(sub, prefix, start_after, out);
+    prefix.push_back('/');
+    if (!before_start(prefix, start_after)) {
+      int sub = -1;
+      do {
+        sub = ::openat(parent_fd, std::string(name).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+      } while (sub < 0 && errno == EINTR);
+      failure = sub < 0 ? errno : list_folder(sub, prefix, start_after, out);
     }
   } else if (start_after.empty() || std::string_view(prefix) > start_after) {
     out.push_back({prefix, 0});  // no stat per file: sizes come from object_size

@@ -79,6 +79,28 @@ TEST(LocalListing, SharesConcatenateToTheSortedListing) {
   }
 }
 
+TEST(LocalListing, StartAfterListsExactlyTheKeysAfterIt) {
+  // Folders wholly before start_after are skipped unread; what is listed must still be every key
+  // after it — including around folder names that are prefixes of start_after or of each other.
+  const fs::path root = write_tree();
+  auto source = open_trial_source(root.string());
+  ASSERT_TRUE(source.has_value());
+  std::vector<object_info> whole;
+  ASSERT_TRUE((*source)->list("index", "", whole).ok());
+  for (const std::string start_after :
+       {"index/", "index/0", "index/000000001", "index/000000001/", "index/000000001/000000000003_worker_0.json",
+        "index/000000001/zzz", "index/0000000010", "index/a", "index/a.json", "index/a/", "index/a/1.json",
+        "index/a/deep", "index/a/deep/", "index/a-b/3.json", "index/b", "index/z", "index0"}) {
+    std::vector<std::string> want;
+    for (const auto& object : whole) {
+      if (object.key > start_after) want.push_back(object.key);
+    }
+    std::vector<object_info> after;
+    ASSERT_TRUE((*source)->list("index", start_after, after).ok());
+    EXPECT_EQ(keys_of(after), want) << "start_after '" << start_after << "'";
+  }
+}
+
 TEST(LocalListing, MissingFolderListsNothingAndBadSharesAreErrors) {
   const fs::path root = write_tree();
   auto source = open_trial_source(root.string());
