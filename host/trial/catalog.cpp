@@ -251,6 +251,10 @@ struct catalog::state {
   /// key of the largest complete step (no new file can appear at or before a complete step).
   std::string index_start_after;
   std::map<int64_t, std::string> last_index_key;  ///< step -> largest index key loaded, open steps
+  /// Event keys listed after this one only (scan_missing_index): past the folder of the largest
+  /// complete step, whose event files were all seen (a refresh of a big live trial then lists
+  /// the step folders of events/ without reading the complete ones).
+  std::string events_start_after;
   std::vector<load_warning> warnings;
 
   // scratch, reused across files
@@ -880,7 +884,7 @@ struct catalog::state {
     take_index_keys(std::move(to_load));
 
     if (options.scan_missing_index) {
-      if (status listed = list_files("events", files); !listed.ok()) {
+      if (status listed = list_files("events", files, events_start_after); !listed.ok()) {
         // What the index files gave stays loaded and consistent; the caller may retry.
         if (loaded > 0 || blocks_dirty) rebuild();
         update_completeness();
@@ -912,6 +916,12 @@ struct catalog::state {
     if (loaded > 0 || blocks_dirty) rebuild();
     update_completeness();
     advance_index_start_after();
+    if (last_complete >= 0) {
+      // After every key of the folder events/<step>/ (smdebug's names there are ASCII: '~' sorts
+      // after them; a stranger name is only listed again, and skipped as seen).
+      std::string after = fmt::format("events/{:012d}/~", last_complete);
+      if (events_start_after < after) events_start_after = std::move(after);
+    }
     return loaded;
   }
 

@@ -162,6 +162,43 @@ TEST(CatalogScan, DeletedIndexIsFoundByScanningTheEventFile) {
   }
 }
 
+TEST(CatalogScan, LiveRefreshFindsNewEventFilesWithoutIndexPastTheCompleteSteps) {
+  // A refresh lists events/ only after the folder of the last complete step; event files of new
+  // steps without an index file must still be found (scanned), as a fresh open finds them.
+  TRIALSTAT_REQUIRE_SHARED_TRIALS(golden);
+  const auto original = catalog::open(golden / "reductions_only").value();
+  scratch_dir scratch("catalog_live_scan");
+  const fs::path root = copy_trial(golden, "reductions_only", scratch);
+  ASSERT_TRUE(fs::remove(root / "training_job_end.ts"));
+  const std::vector<int64_t> steps = original.steps(mode::global, true);
+  ASSERT_GE(steps.size(), 3u);
+  const int64_t last = steps.back();
+  const int64_t before_last = steps[steps.size() - 2];
+  // The last two steps are not written yet.
+  const fs::path hold = scratch.path / "held";
+  for (const int64_t step : {before_last, last}) {
+    fs::create_directories(hold / std::to_string(step));
+    fs::rename(root / index_rel(step, "worker_0"), hold / std::to_string(step) / "index.json");
+    fs::rename(root / event_rel(step, "worker_0"), hold / std::to_string(step) / "events");
+  }
+  auto cat = catalog::open(root).value();
+  EXPECT_EQ(cat.last_complete_step(), steps[steps.size() - 3]);
+  EXPECT_EQ(cat.refresh().value(), 0u);  // nothing new: nothing scanned again
+  // Step before_last arrives without its index file, then `last` with one.
+  fs::rename(hold / std::to_string(before_last) / "events", root / event_rel(before_last, "worker_0"));
+  EXPECT_EQ(cat.refresh().value(), 1u);
+  EXPECT_EQ(cat.last_complete_step(), before_last);
+  EXPECT_EQ(flatten(cat, before_last, "worker_0", false), flatten(original, before_last, "worker_0", false));
+  fs::rename(hold / std::to_string(last) / "events", root / event_rel(last, "worker_0"));
+  fs::rename(hold / std::to_string(last) / "index.json", root / index_rel(last, "worker_0"));
+  EXPECT_EQ(cat.refresh().value(), 1u);
+  EXPECT_EQ(cat.refresh().value(), 0u);
+  EXPECT_EQ(cat.last_complete_step(), last);
+  EXPECT_EQ(flatten(cat, last, "worker_0", true), flatten(original, last, "worker_0", true));
+  EXPECT_EQ(cat.entries().size(), original.entries().size());
+  EXPECT_TRUE(cat.warnings().empty()) << warnings_text(cat);
+}
+
 TEST(CatalogScan, EveryGoldenTrialScansLikeItsIndex) {
   TRIALSTAT_REQUIRE_SHARED_TRIALS(golden);
   // Without any index file, scanning the event files gives every record the index lists (all
