@@ -9,7 +9,9 @@
 #include <exception>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -150,20 +152,40 @@ struct statistics_stream::state {
   std::vector<status> unfinished;
   tensor_batch work;
 
-  /// Bytes of the records `plan` needs at `step` (what progress counts).
-  int64_t step_bytes(int64_t step) const {
-    int64_t bytes = 0;
+  /// Bytes of the records `plan` needs at `step` (what progress counts), and an upper bound on
+  /// the bytes the step reader holds for them: per worker's event file, the wanted bytes, or
+  /// the whole file when most of it is wanted (< 2 x wanted) or it is small (<= 1 MiB,
+  /// step_reader.cpp's rule).
+  struct step_size {
+    int64_t wanted = 0;
+    int64_t held_bound = 0;
+  };
+  step_size step_bytes(int64_t step) const {
+    constexpr int64_t small_file_bytes = int64_t{1} << 20;
+    step_size size;
+    int64_t worker_wanted = 0;
+    std::optional<trial::worker_id> worker;
+    const auto end_worker = [&] {
+      if (worker) size.held_bound += std::max(2 * worker_wanted, small_file_bytes);
+      worker_wanted = 0;
+    };
     for (const trial::tensor_entry& entry : trial.entries_at(step)) {
+      if (worker != entry.worker) {
+        end_worker();
+        worker = entry.worker;
+      }
       const plan::tensor_request* request = plan.find(entry.tensor);
       if (request == nullptr) continue;
+      int64_t bytes = 0;
       if (entry.raw && detail::needs_raw(*request)) bytes += static_cast<int64_t>(entry.raw->length_bytes);
       if (request->saved_reductions) {
-        for (const auto& reduction : entry.reductions) {
-          bytes += static_cast<int64_t>(reduction.location.length_bytes);
-        }
+        for (const auto& reduction : entry.reductions) bytes += static_cast<int64_t>(reduction.location.length_bytes);
       }
+      size.wanted += bytes;
+      worker_wanted += bytes;
     }
-    return bytes;
+    end_worker();
+    return size;
   }
 
   /// Hand one step's segments to the executor (file buffers, then typed-field fallbacks).
@@ -193,14 +215,15 @@ statistics_stream::statistics_stream(const trial::catalog& trial, plan::read_pla
 namespace {
 
 /// Steps the reader may hold ahead of the consumer (2 = double buffering): as many as fit in
-/// `lookahead_bytes` of the largest step's records, from 2 to `max_batches`. Small steps then
-/// cost no thread hand-off each; big ones keep the memory of two steps. The CUDA executor's
-/// pinned staging buffers are sized for two steps, so with a staging pool it stays at 2.
-std::size_t batches_for(int64_t largest_step_bytes, bool staging_pool) {
+/// `lookahead_bytes` of the largest step's held bytes (`step_size::held_bound`), from 2 to
+/// `max_batches`. Small steps then cost no thread hand-off each; big ones, or many workers'
+/// files per step, keep the memory of two steps. The CUDA executor's pinned staging buffers are
+/// sized for two steps, so with a staging pool it stays at 2.
+std::size_t batches_for(int64_t largest_held_bytes, bool staging_pool) {
   constexpr int64_t lookahead_bytes = int64_t{64} << 20;
   constexpr int64_t max_batches = 8;
   if (staging_pool) return 2;
-  return static_cast<std::size_t>(std::clamp<int64_t>(lookahead_bytes / std::max<int64_t>(1, largest_step_bytes), 2, max_batches));
+  return static_cast<std::size_t>(std::clamp<int64_t>(lookahead_bytes / std::max<int64_t>(1, largest_held_bytes), 2, max_batches));
 }
 
 }  // namespace
@@ -239,8 +262,9 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
   int64_t total = 0;
   int64_t largest = 0;
   for (const trial::step_info& info : todo) {
-    total += todo_bytes.emplace_back(s.step_bytes(info.step));
-    largest = std::max(largest, todo_bytes.back());
+    const state::step_size size = s.step_bytes(info.step);
+    total += todo_bytes.emplace_back(size.wanted);
+    largest = std::max(largest, size.held_bound);
   }
   if (progress != nullptr) progress->begin(static_cast<int64_t>(todo.size()), total);
   const std::size_t batch_count = batches_for(largest, s.executor->staging_pool() != nullptr);

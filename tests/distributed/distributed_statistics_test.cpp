@@ -34,7 +34,7 @@ std::filesystem::path write_three_worker_trial() {
       const auto add = [&](const std::string& name, int n, double scale) {
         std::vector<float> v(static_cast<std::size_t>(n));
         for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = static_cast<float>(scale * std::sin(0.3 * i + step + worker));
-        if (name == "MLP_fc1.weight" && worker == 1 && (step == 7 || step == 8)) v[3] = NAN;
+        if (name == "MLP_fc1.weight" && worker == 1 && (step == 7 || step == 8) && n > 3) v[3] = NAN;
         const int64_t shape[] = {n};
         const tensor_view view{reinterpret_cast<const std::byte*>(v.data()), dtype::float32, shape, n,
                                memory_kind::host};
@@ -246,7 +246,9 @@ TEST(RecordCodec, BatchesOfStepsReadBackInOrder) {
     EXPECT_EQ(decoded->records.size(), want == 6 ? 0U : 1U);
     encode_step(want, decoded->records, single);
     EXPECT_TRUE(std::equal(single.begin(), single.end(), message->begin(), message->end()));
-    if (want != 6) EXPECT_EQ(decoded->records[0].moments->sum, -2.5);
+    if (want != 6) {
+      EXPECT_EQ(decoded->records[0].moments->sum, -2.5);
+    }
   }
   EXPECT_EQ(at, batch.size());
   EXPECT_EQ(next_batched_step(batch, at).error_status().code(), error_code::data_loss);  // past the end

@@ -108,8 +108,9 @@ using step_callback = std::function<void(const plan::step_statistics&)>;
 ///
 /// Stages overlap: a reader thread reads and decodes steps k+1, k+2, … (one event-file read per
 /// worker) while the executor computes step k; records are emitted in step order. The reader
-/// runs up to 8 steps ahead while they hold at most 64 MiB of records, else one step (always
-/// one with the CUDA backend, whose pinned staging buffers serve two steps). A record whose
+/// runs up to 8 steps ahead while they hold at most 64 MiB (counting a whole event file for a
+/// file of at most 1 MiB or one mostly wanted), else one step (always one with the CUDA
+/// backend, whose pinned staging buffers serve two steps). A record whose
 /// bytes are corrupt, truncated or of an unsupported dtype has `raw_status` set and no
 /// statistics: it costs only itself. Memory: the steps read ahead (two steps' event files, or
 /// ≈ 64 MiB of small steps) plus the pairwise history (requested tensors × depth), independent
