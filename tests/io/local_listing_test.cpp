@@ -108,7 +108,7 @@ TEST(LocalListing, MissingFolderListsNothingAndBadSharesAreErrors) {
   std::vector<object_info> out{{"stale", 0}};
   EXPECT_TRUE((*source)->list_share("events", "", 1, 2, out).ok());
   EXPECT_TRUE(out.empty());
-  for (const auto [share, shares] : {std::pair{2, 2}, std::pair{-1, 2}, std::pair{0, 0}}) {
+  for (const auto& [share, shares] : {std::pair{2, 2}, std::pair{-1, 2}, std::pair{0, 0}}) {
     const status bad = (*source)->list_share("index", "", share, shares, out);
     EXPECT_EQ(bad.code(), error_code::invalid_argument) << share << "/" << shares;
   }

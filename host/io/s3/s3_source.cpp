@@ -518,6 +518,19 @@ class s3_source final : public trial_source {
     return finish_listing(std::move(objects), out);
   }
 
+  /// Every rank of a group lists the whole prefix (its share is share 0's listing or nothing):
+  /// the listing is where this source learns object sizes, which its range reads and whole-
+  /// object GETs need; a rank that only received the keys would send a HEAD per event object.
+  [[nodiscard]] status list_share(std::string_view sub, std::string_view start_after, int share, int shares,
+                                  std::vector<object_info>& out) const override {
+    if (shares < 1 || share < 0 || share >= shares) {
+      return trial_source::list_share(sub, start_after, share, shares, out);  // its error
+    }
+    const status listed = list(sub, start_after, out);
+    if (share != 0) out.clear();
+    return listed;
+  }
+
   /// Keys relative to the root, sorted, sizes remembered.
   status finish_listing(std::vector<s3_list_page::object> objects, std::vector<object_info>& out) const {
     out.reserve(objects.size());

@@ -82,9 +82,9 @@ class trial_source {
   /// parts 0..shares-1, concatenated in order, are exactly that listing (sorted, no key twice).
   /// Local folders split the entries directly under `sub` into `shares` contiguous runs by key
   /// (the step folders of `events/`, the step buckets of `index/`), so each process opens only
-  /// its run's folders. Default (S3): part 0 is the whole listing, the others are empty — one
-  /// process pays for the listing requests. Errors: as `list`; invalid_argument when
-  /// `share` is not in [0, shares).
+  /// its run's folders. Default: part 0 is the whole listing, the others are empty (S3 lists
+  /// the whole prefix for every part, since its listing is where it learns object sizes).
+  /// Errors: as `list`; invalid_argument when `share` is not in [0, shares).
   [[nodiscard]] virtual status list_share(std::string_view sub, std::string_view start_after, int share,
                                           int shares, std::vector<object_info>& out) const;
 
