@@ -145,6 +145,32 @@ def test_stats_rules_info_identical_on_example_trials(server, example_trials):
     assert b.returncode == 1
 
 
+def test_mpi_ranks_read_s3_like_one_process(server, example_trials):
+    """`mpirun -np 2` over an s3:// trial: the same lines and findings as one process (each rank
+    lists the prefix itself, which is where it learns the sizes its range reads need)."""
+    mpiexec = os.environ.get("TRIALSTAT_MPIEXEC")
+    if not mpiexec:
+        pytest.skip("trialstat is built without MPI (TRIALSTAT_MPIEXEC unset)")
+    moto, _ = server
+    env = aws_env(moto.endpoint, OMP_NUM_THREADS="1")
+    mpi = [mpiexec, "--oversubscribe", "--bind-to", "none", "--mca", "btl", "self,vader", "--mca", "pml", "ob1",
+           "--mca", "odls_base_sigkill_timeout", "0", "-np", "2"]
+    if os.geteuid() == 0:
+        mpi.insert(1, "--allow-run-as-root")
+    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ENDPOINT_URL_S3",
+                "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "OMP_NUM_THREADS"):
+        mpi[1:1] = ["-x", var]
+    remote = f"s3://{BUCKET}/example/exploding"
+    for args in (["stats", remote, "--format", "json"],
+                 ["rules", remote, "--rule", "ExplodingTensor", "--rule", "WeightUpdateRatio", "--format", "json"]):
+        one = run_cli(args, env)
+        ranks = subprocess.run([*mpi, CLI, *args], env=env, capture_output=True, text=True, timeout=600)
+        assert ranks.returncode == one.returncode, ranks.stderr[-4000:]
+        assert len(one.stdout.splitlines()) >= (2 if args[0] == "rules" else 100)
+        assert args[0] == "stats" or "IssuesFound" in one.stdout
+        assert ranks.stdout == one.stdout, f"{args[0]}: mpirun -np 2 differs from one process"
+
+
 def test_python_reads_s3_like_local(server, example_trials):
     moto, _ = server
     local = example_trials["exploding"]
