@@ -152,28 +152,38 @@ struct statistics_stream::state {
   std::vector<status> unfinished;
   tensor_batch work;
 
-  /// Bytes of the records `plan` needs at `step` (what progress counts), and an upper bound on
-  /// the bytes the step reader holds for them: per worker's event file, the wanted bytes, or
-  /// the whole file when most of it is wanted (< 2 x wanted) or it is small (<= 1 MiB,
-  /// step_reader.cpp's rule).
+  /// Bytes of the records `plan` needs at `step` (what progress counts), and the bytes the step
+  /// reader holds for them: per worker's event file, the whole file when it is small (<= 1 MiB)
+  /// or mostly wanted, else the wanted records (step_reader.cpp's rule), the file's size taken
+  /// as the end of its last indexed record.
   struct step_size {
     int64_t wanted = 0;
-    int64_t held_bound = 0;
+    int64_t held = 0;
   };
   step_size step_bytes(int64_t step) const {
     constexpr int64_t small_file_bytes = int64_t{1} << 20;
     step_size size;
     int64_t worker_wanted = 0;
+    int64_t worker_file_end = 0;
     std::optional<trial::worker_id> worker;
     const auto end_worker = [&] {
-      if (worker) size.held_bound += std::max(2 * worker_wanted, small_file_bytes);
+      if (worker && worker_wanted > 0) {
+        const bool whole = worker_file_end <= small_file_bytes || worker_wanted >= worker_file_end / 2;
+        size.held += whole ? std::max(worker_file_end, worker_wanted) : worker_wanted;
+      }
       worker_wanted = 0;
+      worker_file_end = 0;
+    };
+    const auto note_end = [&](const trial::record_location& at) {
+      worker_file_end = std::max(worker_file_end, static_cast<int64_t>(at.start_bytes + at.length_bytes));
     };
     for (const trial::tensor_entry& entry : trial.entries_at(step)) {
       if (worker != entry.worker) {
         end_worker();
         worker = entry.worker;
       }
+      if (entry.raw) note_end(*entry.raw);
+      for (const auto& reduction : entry.reductions) note_end(reduction.location);
       const plan::tensor_request* request = plan.find(entry.tensor);
       if (request == nullptr) continue;
       int64_t bytes = 0;
@@ -215,7 +225,7 @@ statistics_stream::statistics_stream(const trial::catalog& trial, plan::read_pla
 namespace {
 
 /// Steps the reader may hold ahead of the consumer (2 = double buffering): as many as fit in
-/// `lookahead_bytes` of the largest step's held bytes (`step_size::held_bound`), from 2 to
+/// `lookahead_bytes` of the largest step's held bytes (`step_size::held`), from 2 to
 /// `max_batches`. Small steps then cost no thread hand-off each; big ones, or many workers'
 /// files per step, keep the memory of two steps. The CUDA executor's pinned staging buffers are
 /// sized for two steps, so with a staging pool it stays at 2.
@@ -264,7 +274,7 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
   for (const trial::step_info& info : todo) {
     const state::step_size size = s.step_bytes(info.step);
     total += todo_bytes.emplace_back(size.wanted);
-    largest = std::max(largest, size.held_bound);
+    largest = std::max(largest, size.held);
   }
   if (progress != nullptr) progress->begin(static_cast<int64_t>(todo.size()), total);
   const std::size_t batch_count = batches_for(largest, s.executor->staging_pool() != nullptr);
