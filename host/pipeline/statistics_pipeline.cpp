@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <exception>
 #include <filesystem>
@@ -160,6 +161,11 @@ struct statistics_stream::state {
     int64_t wanted = 0;
     int64_t held = 0;
   };
+  /// Lengths and offsets come from index files (hostile input, issue 12): sums saturate.
+  static int64_t saturated(uint64_t bytes) {
+    return bytes > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(bytes);
+  }
+  static void add_saturated(int64_t& total, int64_t bytes) { total = bytes > INT64_MAX - total ? INT64_MAX : total + bytes; }
   step_size step_bytes(int64_t step) const {
     constexpr int64_t small_file_bytes = int64_t{1} << 20;
     step_size size;
@@ -169,13 +175,14 @@ struct statistics_stream::state {
     const auto end_worker = [&] {
       if (worker && worker_wanted > 0) {
         const bool whole = worker_file_end <= small_file_bytes || worker_wanted >= worker_file_end / 2;
-        size.held += whole ? std::max(worker_file_end, worker_wanted) : worker_wanted;
+        add_saturated(size.held, whole ? std::max(worker_file_end, worker_wanted) : worker_wanted);
       }
       worker_wanted = 0;
       worker_file_end = 0;
     };
     const auto note_end = [&](const trial::record_location& at) {
-      worker_file_end = std::max(worker_file_end, static_cast<int64_t>(at.start_bytes + at.length_bytes));
+      const uint64_t end = at.length_bytes > UINT64_MAX - at.start_bytes ? UINT64_MAX : at.start_bytes + at.length_bytes;
+      worker_file_end = std::max(worker_file_end, saturated(end));
     };
     for (const trial::tensor_entry& entry : trial.entries_at(step)) {
       if (worker != entry.worker) {
@@ -187,12 +194,12 @@ struct statistics_stream::state {
       const plan::tensor_request* request = plan.find(entry.tensor);
       if (request == nullptr) continue;
       int64_t bytes = 0;
-      if (entry.raw && detail::needs_raw(*request)) bytes += static_cast<int64_t>(entry.raw->length_bytes);
+      if (entry.raw && detail::needs_raw(*request)) add_saturated(bytes, saturated(entry.raw->length_bytes));
       if (request->saved_reductions) {
-        for (const auto& reduction : entry.reductions) bytes += static_cast<int64_t>(reduction.location.length_bytes);
+        for (const auto& reduction : entry.reductions) add_saturated(bytes, saturated(reduction.location.length_bytes));
       }
-      size.wanted += bytes;
-      worker_wanted += bytes;
+      add_saturated(size.wanted, bytes);
+      add_saturated(worker_wanted, bytes);
     }
     end_worker();
     return size;
@@ -273,7 +280,7 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
   int64_t largest = 0;
   for (const trial::step_info& info : todo) {
     const state::step_size size = s.step_bytes(info.step);
-    total += todo_bytes.emplace_back(size.wanted);
+    state::add_saturated(total, todo_bytes.emplace_back(size.wanted));
     largest = std::max(largest, size.held);
   }
   if (progress != nullptr) progress->begin(static_cast<int64_t>(todo.size()), total);
