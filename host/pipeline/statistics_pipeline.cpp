@@ -85,6 +85,18 @@ class batch_exchange {
   bool closed_ = false;
 };
 
+/// Steps the reader may hold ahead of the consumer (2 = double buffering): as many as fit in
+/// `lookahead_bytes` of the largest step's held bytes (`step_size::held`), from 2 to
+/// `max_batches`. Small steps then cost no thread hand-off each; big ones, or many workers'
+/// files per step, keep the memory of two steps. The CUDA executor's pinned staging buffers are
+/// sized for two steps, so with a staging pool it stays at 2.
+std::size_t batches_for(int64_t largest_held_bytes, bool staging_pool) {
+  constexpr int64_t lookahead_bytes = int64_t{64} << 20;
+  constexpr int64_t max_batches = 8;
+  if (staging_pool) return 2;
+  return static_cast<std::size_t>(std::clamp<int64_t>(lookahead_bytes / std::max<int64_t>(1, largest_held_bytes), 2, max_batches));
+}
+
 /// Live trials: whether every record of `info` that `plan` needs lies wholly inside its event
 /// file as the file is now. A file that is missing or shorter than the index says is a record
 /// cut short at the tail (truncated_record: retry later). Other stat failures are left to the
@@ -147,10 +159,8 @@ struct statistics_stream::state {
   pipeline_options options;
   std::unique_ptr<statistics_executor> executor;
   std::optional<int64_t> last_step;
-  /// The step batches (at least two; more for small steps, see `batches_for`), and for each the
-  /// reason its step is not fully written yet (live trials).
+  /// The step batches: at least two; more for small steps (see `batches_for`).
   std::vector<std::unique_ptr<detail::step_batch>> batches;
-  std::vector<status> unfinished;
   tensor_batch work;
 
   /// Bytes of the records `plan` needs at `step` (what progress counts), and the bytes the step
@@ -227,23 +237,7 @@ struct statistics_stream::state {
 statistics_stream::statistics_stream(const trial::catalog& trial, plan::read_plan plan,
                                      pipeline_options options)
     : state_(std::make_unique<state>(
-          state{trial, std::move(plan), options, nullptr, std::nullopt, {}, {}, {}})) {}
-
-namespace {
-
-/// Steps the reader may hold ahead of the consumer (2 = double buffering): as many as fit in
-/// `lookahead_bytes` of the largest step's held bytes (`step_size::held`), from 2 to
-/// `max_batches`. Small steps then cost no thread hand-off each; big ones, or many workers'
-/// files per step, keep the memory of two steps. The CUDA executor's pinned staging buffers are
-/// sized for two steps, so with a staging pool it stays at 2.
-std::size_t batches_for(int64_t largest_held_bytes, bool staging_pool) {
-  constexpr int64_t lookahead_bytes = int64_t{64} << 20;
-  constexpr int64_t max_batches = 8;
-  if (staging_pool) return 2;
-  return static_cast<std::size_t>(std::clamp<int64_t>(lookahead_bytes / std::max<int64_t>(1, largest_held_bytes), 2, max_batches));
-}
-
-}  // namespace
+          state{trial, std::move(plan), options, nullptr, std::nullopt, {}, {}})) {}
 statistics_stream::~statistics_stream() = default;
 statistics_stream::statistics_stream(statistics_stream&&) noexcept = default;
 statistics_stream& statistics_stream::operator=(statistics_stream&&) noexcept = default;
@@ -286,15 +280,8 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
   if (progress != nullptr) progress->begin(static_cast<int64_t>(todo.size()), total);
   const std::size_t batch_count = batches_for(largest, s.executor->staging_pool() != nullptr);
   while (s.batches.size() < batch_count) s.batches.push_back(std::make_unique<detail::step_batch>());
-  s.unfinished.resize(s.batches.size());
   std::vector<detail::step_batch*> circulating;
   for (std::size_t i = 0; i < batch_count; ++i) circulating.push_back(s.batches[i].get());
-  const auto unfinished_of = [&](const detail::step_batch* batch) -> status& {
-    for (std::size_t i = 0; i < batch_count; ++i) {
-      if (s.batches[i].get() == batch) return s.unfinished[i];
-    }
-    return s.unfinished[0];  // not reached: every batch circulating is one of them
-  };
 
   // Remote sources fetch the reads of the steps ahead while these are decoded and computed.
   detail::step_reader planner(s.trial, s.plan, s.options);
@@ -317,7 +304,7 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
     for (const trial::step_info& info : todo) {
       detail::step_batch* batch = exchange.take_free();
       if (batch == nullptr) return;  // the consumer stopped
-      status& unfinished = unfinished_of(batch);
+      status& unfinished = batch->unfinished;
       batch->failure = status::success();
       try {  // no exception may leave this thread (std::terminate): it becomes the run's error
         unfinished = s.options.stop_at_unfinished_records ? check_step_files(s.trial, s.plan, info)
@@ -354,7 +341,7 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
       break;
     }
     if (s.options.stop_at_unfinished_records) {
-      status unfinished = unfinished_of(batch);
+      status unfinished = batch->unfinished;
       for (const auto& r : batch->records) {
         if (!unfinished.ok()) break;
         if (r.raw_status.code() == error_code::truncated_record) unfinished = r.raw_status;

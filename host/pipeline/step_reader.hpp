@@ -77,6 +77,7 @@ struct step_batch {
   int64_t bytes_read = 0;
   int64_t tensor_bytes = 0;
   status failure;  // set by the reader thread when reading threw (the run stops with it)
+  status unfinished;  // live trials: why this step is not fully written yet (retried later)
 };
 
 /// Reads steps; keeps its decoder and range lists across steps. One per reader thread.

@@ -231,11 +231,11 @@ TEST(RecordCodec, BatchesOfStepsReadBackInOrder) {
   r.moments = stats::moments{};
   r.moments->count = 4;
   r.moments->sum = -2.5;
-  std::vector<std::byte> batch, scratch, single;
-  append_step(5, std::span(&r, 1), batch, scratch);
-  append_step(6, {}, batch, scratch);
+  std::vector<std::byte> batch, single;
+  append_step(5, std::span(&r, 1), batch);
+  append_step(6, {}, batch);
   r.step = 7;
-  append_step(7, std::span(&r, 1), batch, scratch);
+  append_step(7, std::span(&r, 1), batch);
   std::size_t at = 0;
   for (const int64_t want : {5, 6, 7}) {
     auto message = next_batched_step(batch, at);

@@ -205,7 +205,6 @@ result<pipeline::pipeline_counters> run_statistics_on(transport& ranks, const tr
   if (me != 0) {
     if (status sent = ranks.send(0, fingerprint_message(own_fingerprint)); !sent.ok()) fail(sent);
     std::vector<std::byte> batch;
-    std::vector<std::byte> scratch;
     std::size_t batched = 0;
     uint64_t batched_tensor_bytes = 0;
     const auto send_batch = [&] {
@@ -219,7 +218,7 @@ result<pipeline::pipeline_counters> run_statistics_on(transport& ranks, const tr
       if (!failure.ok()) return;
       check(step.records);
       if (!failure.ok()) return;
-      append_step(step.step, step.records, batch, scratch);
+      append_step(step.step, step.records, batch);
       batched_tensor_bytes += tensor_bytes_of(step.records);
       if (batch.size() >= batch_bytes || ++batched >= batch_steps || batched_tensor_bytes >= batch_tensor_bytes) {
         send_batch();

@@ -207,8 +207,10 @@ void fields(IO& io, plan::statistics_record& r) {
 
 }  // namespace
 
-void encode_step(int64_t step, std::span<const plan::statistics_record> records, std::vector<std::byte>& out) {
-  out.clear();
+namespace {
+
+/// Appends the message for `step` to `out` (what encode_step writes).
+void write_step(int64_t step, std::span<const plan::statistics_record> records, std::vector<std::byte>& out) {
   writer w(out);
   w.pod(step_magic);
   w.pod(step);
@@ -216,13 +218,20 @@ void encode_step(int64_t step, std::span<const plan::statistics_record> records,
   for (const auto& r : records) w.item(r);
 }
 
-void append_step(int64_t step, std::span<const plan::statistics_record> records, std::vector<std::byte>& batch,
-                 std::vector<std::byte>& scratch) {
-  encode_step(step, records, scratch);
-  const auto length = static_cast<uint64_t>(scratch.size());
-  const auto* p = reinterpret_cast<const std::byte*>(&length);
-  batch.insert(batch.end(), p, p + sizeof length);
-  batch.insert(batch.end(), scratch.begin(), scratch.end());
+}  // namespace
+
+void encode_step(int64_t step, std::span<const plan::statistics_record> records, std::vector<std::byte>& out) {
+  out.clear();
+  write_step(step, records, out);
+}
+
+void append_step(int64_t step, std::span<const plan::statistics_record> records, std::vector<std::byte>& batch) {
+  const std::size_t at = batch.size();
+  uint64_t length = 0;  // filled in once the message is written
+  batch.resize(at + sizeof length);
+  write_step(step, records, batch);
+  length = batch.size() - at - sizeof length;
+  std::memcpy(batch.data() + at, &length, sizeof length);
 }
 
 result<std::span<const std::byte>> next_batched_step(std::span<const std::byte> batch, std::size_t& at) {

@@ -20,11 +20,10 @@ namespace trialstat::distributed {
 /// size bytes) included when present.
 void encode_step(int64_t step, std::span<const plan::statistics_record> records, std::vector<std::byte>& out);
 
-/// @brief Append the message for `step` (as `encode_step`, through `scratch`) to `batch` as one
-/// length-prefixed item (uint64 length, then the message): a rank sends the steps of a run of
-/// small steps as one transport message.
-void append_step(int64_t step, std::span<const plan::statistics_record> records, std::vector<std::byte>& batch,
-                 std::vector<std::byte>& scratch);
+/// @brief Append the message for `step` (as `encode_step` writes it) to `batch` as one
+/// length-prefixed item (uint64 length in bytes, then the message): a rank sends the steps of a
+/// run of small steps as one transport message.
+void append_step(int64_t step, std::span<const plan::statistics_record> records, std::vector<std::byte>& batch);
 
 /// @brief The step message of `batch` at byte `at`, which is advanced past it.
 /// @return the message (a view into `batch`, for `decode_step`); errors: data_loss when the
