@@ -160,11 +160,17 @@ def test_mpi_ranks_read_s3_like_one_process(server, example_trials):
     for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ENDPOINT_URL_S3",
                 "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "OMP_NUM_THREADS"):
         mpi[1:1] = ["-x", var]
+    # Under the ASan tree (scripts/sanitize.sh), Open MPI's plugins leak at exit, in modules already
+    # unloaded (no suppression can name them): the ranks run without the leak check, as cli.mpi is
+    # left out there. Address and UB errors still abort.
+    rank_env = dict(env)
+    if "ASAN_OPTIONS" in rank_env:
+        rank_env["ASAN_OPTIONS"] += ":detect_leaks=0"
     remote = f"s3://{BUCKET}/example/exploding"
     for args in (["stats", remote, "--format", "json"],
                  ["rules", remote, "--rule", "ExplodingTensor", "--rule", "WeightUpdateRatio", "--format", "json"]):
         one = run_cli(args, env)
-        ranks = subprocess.run([*mpi, CLI, *args], env=env, capture_output=True, text=True, timeout=600)
+        ranks = subprocess.run([*mpi, CLI, *args], env=rank_env, capture_output=True, text=True, timeout=600)
         assert ranks.returncode == one.returncode, ranks.stderr[-4000:]
         assert len(one.stdout.splitlines()) >= (2 if args[0] == "rules" else 100)
         assert args[0] == "stats" or "IssuesFound" in one.stdout
