@@ -163,9 +163,7 @@ def test_mpi_ranks_read_s3_like_one_process(server, example_trials):
     # Under the ASan tree (scripts/sanitize.sh), Open MPI's plugins leak at exit, in modules already
     # unloaded (no suppression can name them): the ranks run without the leak check, as cli.mpi is
     # left out there. Address and UB errors still abort.
-    rank_env = dict(env)
-    if "ASAN_OPTIONS" in rank_env:
-        rank_env["ASAN_OPTIONS"] += ":detect_leaks=0"
+    rank_env = dict(env, ASAN_OPTIONS=":".join(filter(None, [env.get("ASAN_OPTIONS"), "detect_leaks=0"])))
     remote = f"s3://{BUCKET}/example/exploding"
     for args in (["stats", remote, "--format", "json"],
                  ["rules", remote, "--rule", "ExplodingTensor", "--rule", "WeightUpdateRatio", "--format", "json"]):
