@@ -140,6 +140,34 @@ void release_guard(int index) {
   slot.begin.store(0, std::memory_order_release);
 }
 
+/// The whole content of an open file from byte 0 into `out` (resized to its size +
+/// record_padding_bytes, the padding zeroed). Errors: as `read_file`.
+result<uint64_t> read_whole_file(const file_reader& file, std::vector<std::byte>& out, uint64_t max_bytes) {
+  const std::filesystem::path& path = file.path();
+  const uint64_t size_bytes = file.size_bytes();
+  TRIALSTAT_RETURN_IF_ERROR(check_size_limit(path, size_bytes, max_bytes));
+  if (size_bytes > std::numeric_limits<std::size_t>::max() - record_padding_bytes) {
+    return status(error_code::io_error,
+                  fmt::format("{}: file of {} bytes does not fit in memory", path.string(),
+                              size_bytes));
+  }
+  const auto size = static_cast<std::size_t>(size_bytes);
+  try {
+    out.resize(size + record_padding_bytes);
+  } catch (const std::exception&) {  // bad_alloc, length_error
+    return status(error_code::out_of_memory,
+                  fmt::format("{}: cannot allocate {} bytes to read the file", path.string(),
+                              size + record_padding_bytes));
+  }
+  std::fill(out.begin() + static_cast<std::ptrdiff_t>(size), out.end(), std::byte{0});
+  const status read = file.read_at(0, std::span<std::byte>(out.data(), size));
+  if (!read.ok()) {
+    // The file shrank between fstat and pread: report it as an OS-level failure.
+    return status(error_code::io_error, read.message());
+  }
+  return size_bytes;
+}
+
 }  // namespace
 
 result<file_reader> file_reader::open(const std::filesystem::path& path) {
@@ -302,30 +330,69 @@ result<uint64_t> read_file(const std::filesystem::path& path, std::vector<std::b
   return read_whole_file(*file, out, max_bytes);
 }
 
-result<uint64_t> read_whole_file(const file_reader& file, std::vector<std::byte>& out, uint64_t max_bytes) {
-  const std::filesystem::path& path = file.path();
-  const uint64_t size_bytes = file.size_bytes();
-  TRIALSTAT_RETURN_IF_ERROR(check_size_limit(path, size_bytes, max_bytes));
-  if (size_bytes > std::numeric_limits<std::size_t>::max() - record_padding_bytes) {
-    return status(error_code::io_error,
-                  fmt::format("{}: file of {} bytes does not fit in memory", path.string(),
-                              size_bytes));
+result<uint64_t> read_file_at(int dir_fd, const char* name, const std::filesystem::path& root,
+                              std::string_view key, std::vector<std::byte>& out, uint64_t max_bytes) {
+  // Most files fit the buffer the files before them grew (index files of one trial are alike).
+  constexpr std::size_t first_buffer_bytes = std::size_t{16} << 10;
+  int fd = -1;
+  do {
+    fd = ::openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) {
+    const int err = errno;
+    return status(error_code::io_error, fmt::format("{}: cannot open: {}", (root / key).string(), errno_text(err)));
   }
-  const auto size = static_cast<std::size_t>(size_bytes);
-  try {
-    out.resize(size + record_padding_bytes);
-  } catch (const std::exception&) {  // bad_alloc, length_error
-    return status(error_code::out_of_memory,
-                  fmt::format("{}: cannot allocate {} bytes to read the file", path.string(),
-                              size + record_padding_bytes));
+  if (out.size() < first_buffer_bytes) {
+    try {
+      out.resize(first_buffer_bytes);
+    } catch (const std::exception&) {  // bad_alloc
+      ::close(fd);
+      return status(error_code::out_of_memory, fmt::format("{}: cannot allocate {} bytes to read the file",
+                                                           (root / key).string(), first_buffer_bytes));
+    }
   }
-  std::fill(out.begin() + static_cast<std::ptrdiff_t>(size), out.end(), std::byte{0});
-  const status read = file.read_at(0, std::span<std::byte>(out.data(), size));
-  if (!read.ok()) {
-    // The file shrank between fstat and pread: report it as an OS-level failure.
-    return status(error_code::io_error, read.message());
+  const std::size_t room = out.size() - record_padding_bytes;
+  const int64_t got = pread_fully(fd, 0, out.data(), room);
+  if (got > 0 && static_cast<std::size_t>(got) < room && static_cast<uint64_t>(got) <= max_bytes) {
+    ::close(fd);
+    const auto size = static_cast<std::size_t>(got);
+    std::fill_n(out.begin() + static_cast<std::ptrdiff_t>(size), record_padding_bytes, std::byte{0});
+    return static_cast<uint64_t>(size);
   }
-  return size_bytes;
+  // Filled the buffer (a bigger file, or a device), nothing (an empty file, a FIFO), an error or
+  // over the limit: the size and the type from fstat, as read_file does.
+  const std::filesystem::path path = root / key;
+  const auto read = [&]() -> result<uint64_t> {
+    const auto size = regular_file_size(fd, path);
+    if (!size) return size.error_status();
+    TRIALSTAT_RETURN_IF_ERROR(check_size_limit(path, *size, max_bytes));
+    if (*size > std::numeric_limits<std::size_t>::max() / 2 - record_padding_bytes) {
+      return status(error_code::io_error, fmt::format("{}: file of {} bytes does not fit in memory", path.string(), *size));
+    }
+    const auto bytes = static_cast<std::size_t>(*size);
+    const std::size_t wanted = bytes + record_padding_bytes;
+    if (out.size() <= wanted) {
+      try {
+        out.resize(wanted + wanted / 4);  // headroom: the next file of the listing may be a little bigger
+      } catch (const std::exception&) {  // bad_alloc, length_error
+        return status(error_code::out_of_memory,
+                      fmt::format("{}: cannot allocate {} bytes to read the file", path.string(), wanted));
+      }
+    }
+    const int64_t done = pread_fully(fd, 0, out.data(), bytes);
+    if (done < 0) {
+      return status(error_code::io_error, fmt::format("{}: cannot read: {}", path.string(), errno_text(static_cast<int>(-done))));
+    }
+    if (static_cast<std::size_t>(done) != bytes) {
+      return status(error_code::io_error, fmt::format("{}: file shrank while it was read: {} of {} bytes",
+                                                      path.string(), done, bytes));
+    }
+    std::fill_n(out.begin() + static_cast<std::ptrdiff_t>(bytes), record_padding_bytes, std::byte{0});
+    return *size;
+  };
+  auto outcome = read();
+  ::close(fd);
+  return outcome;
 }
 
 status read_text_file(const std::filesystem::path& path, std::string& out, uint64_t max_bytes) {

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// file_reader (pread) and read_file (whole file + zeroed padding): sizes, exact reads, reads
-// past the end, growing files, missing paths; every failure names the path.
+// file_reader (pread), read_file (whole file + zeroed padding) and read_file_at (many small files
+// through one reused buffer): sizes, exact reads, reads past the end, growing files, missing
+// paths, files bigger than the buffer, FIFOs and size limits; every failure names the path.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -193,6 +197,86 @@ TEST(read_file, empty_file) {
   EXPECT_EQ(*size, 0u);
   ASSERT_EQ(buffer.size(), record_padding_bytes);
   for (auto b : buffer) EXPECT_EQ(b, std::byte{0});
+  std::filesystem::remove_all(dir);
+}
+
+/// The folder open for read_file_at, closed at the end of the test.
+struct open_folder {
+  explicit open_folder(const std::filesystem::path& dir) : fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY)) {}
+  ~open_folder() { if (fd >= 0) ::close(fd); }
+  open_folder(const open_folder&) = delete;
+  open_folder& operator=(const open_folder&) = delete;
+  int fd;
+};
+
+bool padding_is_zero(const std::vector<std::byte>& buffer, std::size_t size) {
+  if (buffer.size() < size + record_padding_bytes) return false;
+  return std::all_of(buffer.begin() + static_cast<std::ptrdiff_t>(size),
+                     buffer.begin() + static_cast<std::ptrdiff_t>(size + record_padding_bytes),
+                     [](std::byte b) { return b == std::byte{0}; });
+}
+
+TEST(read_file_at, files_smaller_and_bigger_than_the_reused_buffer) {
+  const auto dir = trialstat::testing::make_scratch_dir("read_file_at");
+  // Sizes around the first buffer (16 KiB less the padding: a file that fills it cannot be told
+  // from a longer one by the read alone) and past it; each read poisons the buffer first.
+  const std::size_t room = (std::size_t{16} << 10) - record_padding_bytes;
+  const std::vector<std::size_t> sizes = {900, 1, room - 1, room, room + 1, 50000, 40000, 700, 50010};
+  for (std::size_t i = 0; i < sizes.size(); ++i) write_file(dir / std::to_string(i), pattern(sizes[i], static_cast<unsigned>(i)));
+  open_folder folder(dir);
+  ASSERT_GE(folder.fd, 0);
+  std::vector<std::byte> buffer;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    std::fill(buffer.begin(), buffer.end(), std::byte{0xFF});
+    const std::string name = std::to_string(i);
+    auto size = read_file_at(folder.fd, name.c_str(), dir, name, buffer);
+    ASSERT_TRUE(size) << size.error_status().to_string();
+    ASSERT_EQ(*size, sizes[i]) << name;
+    const auto expected = pattern(sizes[i], static_cast<unsigned>(i));
+    EXPECT_TRUE(std::equal(expected.begin(), expected.end(), buffer.begin())) << name;
+    EXPECT_TRUE(padding_is_zero(buffer, sizes[i])) << name;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(read_file_at, empty_missing_fifo_folder_and_over_the_limit) {
+  const auto dir = trialstat::testing::make_scratch_dir("read_file_at");
+  write_file(dir / "empty", {});
+  write_file(dir / "big", pattern(3000, 3));
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  std::filesystem::create_directory(dir / "folder");
+  open_folder folder(dir);
+  ASSERT_GE(folder.fd, 0);
+  std::vector<std::byte> buffer(100, std::byte{0xFF});
+
+  auto empty = read_file_at(folder.fd, "empty", dir, "empty", buffer);
+  ASSERT_TRUE(empty) << empty.error_status().to_string();
+  EXPECT_EQ(*empty, 0u);
+  EXPECT_TRUE(padding_is_zero(buffer, 0));
+
+  auto missing = read_file_at(folder.fd, "missing", dir, "missing", buffer);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error_status().code(), error_code::io_error);
+  EXPECT_NE(missing.error_status().message().find((dir / "missing").string()), std::string::npos);
+
+  // A FIFO with no writer: neither a hang nor an empty file.
+  auto fifo = read_file_at(folder.fd, "fifo", dir, "fifo", buffer);
+  ASSERT_FALSE(fifo);
+  EXPECT_NE(fifo.error_status().message().find("not a regular file"), std::string::npos);
+  EXPECT_NE(fifo.error_status().message().find((dir / "fifo").string()), std::string::npos);
+
+  auto sub = read_file_at(folder.fd, "folder", dir, "folder", buffer);
+  ASSERT_FALSE(sub);
+  EXPECT_NE(sub.error_status().message().find((dir / "folder").string()), std::string::npos);
+
+  // Smaller than the buffer but over the caller's limit.
+  auto over = read_file_at(folder.fd, "big", dir, "big", buffer, 2999);
+  ASSERT_FALSE(over);
+  EXPECT_EQ(over.error_status().code(), error_code::out_of_memory);
+  EXPECT_NE(over.error_status().message().find("3000 bytes"), std::string::npos);
+  auto within = read_file_at(folder.fd, "big", dir, "big", buffer, 3000);
+  ASSERT_TRUE(within) << within.error_status().to_string();
+  EXPECT_EQ(*within, 3000u);
   std::filesystem::remove_all(dir);
 }
 

@@ -116,10 +116,18 @@ inline constexpr uint64_t json_file_limit_bytes = uint64_t{64} << 20;
                                          std::vector<std::byte>& out,
                                          uint64_t max_bytes = UINT64_MAX);
 
-/// @brief `read_file` of a file opened already (`file_reader::open_at`): its whole content from
-/// byte 0. Errors: as `read_file`.
-[[nodiscard]] result<uint64_t> read_whole_file(const file_reader& file, std::vector<std::byte>& out,
-                                               uint64_t max_bytes = UINT64_MAX);
+/// @brief `read_file` of the file `name` in the folder open as `dir_fd`, for many small files of
+/// one listing (index files: ~1 KB each, where the open/read/close system calls are most of the
+/// cost). `out` is a buffer reused from call to call: it is grown, never shrunk, so afterwards
+/// `out.size() >= size + record_padding_bytes` and the `record_padding_bytes` after the content
+/// are zero. The size comes from the read itself when the file ends before the buffer does (a
+/// short read of a regular file is its end), sparing an fstat per file; a read that fills the
+/// buffer, returns nothing or fails falls back to fstat, which refuses anything that is not a
+/// regular file (the file is opened with O_NONBLOCK, so a FIFO never blocks). `root / key` names
+/// the file in messages (built only for them). Errors: as `read_file`.
+[[nodiscard]] result<uint64_t> read_file_at(int dir_fd, const char* name, const std::filesystem::path& root,
+                                            std::string_view key, std::vector<std::byte>& out,
+                                            uint64_t max_bytes = UINT64_MAX);
 
 /// @brief `read_file` into a string (no padding), for text parsed by nlohmann::json and the like.
 /// Errors: as `read_file`.
