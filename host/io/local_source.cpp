@@ -77,8 +77,56 @@ int list_entry(int parent_fd, std::string_view name, unsigned char type, std::st
   return failure;
 }
 
+/// The entries directly under a folder (`.` and `..` and what is neither a file nor a folder
+/// left out), sorted as their keys sort: a folder `a` as `a/`, so that a file `a.json` comes
+/// first, as every key under `a/` follows it. Walking the entries in this order, recursing into
+/// folders, yields the folder's keys sorted with no sort of the whole listing. The names live in
+/// one arena: no allocation per entry.
+struct folder_entries {
+  struct entry {
+    uint32_t offset = 0;  // of the sort key in `keys`
+    uint32_t length = 0;
+    unsigned char type = 0;  // DT_REG or DT_DIR
+  };
+  std::string keys;  // each entry's sort key: its name, a folder's with '/' appended
+  std::vector<entry> entries;
+
+  [[nodiscard]] std::string_view sort_key(const entry& e) const { return {keys.data() + e.offset, e.length}; }
+  [[nodiscard]] std::string_view name(const entry& e) const {
+    return sort_key(e).substr(0, e.length - (e.type == DT_DIR ? 1 : 0));
+  }
+
+  /// Read and sort the entries of `folder`. @return 0 or an errno.
+  int read(DIR* folder) {
+    int failure = 0;
+    for (;;) {
+      errno = 0;
+      const dirent* listed = ::readdir(folder);
+      if (listed == nullptr) {
+        failure = errno;
+        break;
+      }
+      const std::string_view name(listed->d_name);
+      if (name == "." || name == "..") continue;
+      const unsigned char type = entry_type(folder, *listed);
+      if (type == 0) continue;
+      if (keys.size() > UINT32_MAX - 1024) {
+        failure = EOVERFLOW;  // 4 GiB of names in one folder
+        break;
+      }
+      const auto offset = static_cast<uint32_t>(keys.size());
+      keys.append(name);
+      if (type == DT_DIR) keys.push_back('/');
+      entries.push_back({offset, static_cast<uint32_t>(keys.size()) - offset, type});
+    }
+    std::sort(entries.begin(), entries.end(),
+              [this](const entry& a, const entry& b) { return sort_key(a) < sort_key(b); });
+    return failure;
+  }
+};
+
 /// Appends the regular files under the folder open as `fd` (taken and closed) to `out`, keyed
-/// `prefix` + their path below it, in directory order; recurses into sub-folders.
+/// `prefix` + their path below it, sorted; recurses into sub-folders.
 /// @return 0, or the errno of the first folder that could not be read.
 int list_folder(int fd, std::string& prefix, std::string_view start_after, std::vector<object_info>& out) {
   DIR* folder = ::fdopendir(fd);
@@ -87,45 +135,13 @@ int list_folder(int fd, std::string& prefix, std::string_view start_after, std::
     ::close(fd);
     return err;
   }
-  int failure = 0;
-  for (;;) {
-    errno = 0;
-    const dirent* entry = ::readdir(folder);
-    if (entry == nullptr) {
-      failure = errno;
-      break;
-    }
-    const std::string_view name(entry->d_name);
-    if (name == "." || name == "..") continue;
-    const unsigned char type = entry_type(folder, *entry);
-    if (type == 0) continue;
-    failure = list_entry(::dirfd(folder), name, type, prefix, start_after, out);
-    if (failure != 0) break;
+  folder_entries listed;
+  int failure = listed.read(folder);
+  for (std::size_t i = 0; i < listed.entries.size() && failure == 0; ++i) {
+    const auto& entry = listed.entries[i];
+    failure = list_entry(::dirfd(folder), listed.name(entry), entry.type, prefix, start_after, out);
   }
   ::closedir(folder);
-  return failure;
-}
-
-/// The entries directly under a folder (`.` and `..` and what is neither a file nor a folder
-/// left out), sorted as their keys sort: a folder `a` as `a/`, so that a file `a.json` comes
-/// first, as every key under `a/` follows it. @return 0 or an errno.
-struct top_entry {
-  std::string sort_key;  // the name, a folder's with '/' appended
-  unsigned char type = 0;
-};
-int top_entries(DIR* folder, std::vector<top_entry>& out) {
-  for (;;) {
-    errno = 0;
-    const dirent* entry = ::readdir(folder);
-    if (entry == nullptr) break;
-    const std::string_view name(entry->d_name);
-    if (name == "." || name == "..") continue;
-    const unsigned char type = entry_type(folder, *entry);
-    if (type == 0) continue;
-    out.push_back({std::string(name) + (type == DT_DIR ? "/" : ""), type});
-  }
-  const int failure = errno;
-  std::sort(out.begin(), out.end(), [](const top_entry& a, const top_entry& b) { return a.sort_key < b.sort_key; });
   return failure;
 }
 
@@ -170,21 +186,19 @@ status local_source::list_share(std::string_view sub, std::string_view start_aft
   // This share's contiguous run of the sorted entries directly under `sub`: every key under
   // one entry lies between the keys of its neighbours, so the runs' listings, concatenated,
   // are the sorted listing of the whole folder.
-  std::vector<top_entry> entries;
-  int failure = top_entries(folder, entries);
-  const std::size_t n = entries.size();
+  folder_entries listed;
+  int failure = listed.read(folder);
+  const std::size_t n = listed.entries.size();
   const std::size_t first = n * static_cast<std::size_t>(share) / static_cast<std::size_t>(shares);
   const std::size_t last = n * (static_cast<std::size_t>(share) + 1) / static_cast<std::size_t>(shares);
   std::string prefix(sub);
   if (!prefix.empty() && prefix.back() != '/') prefix.push_back('/');
   for (std::size_t i = first; i < last && failure == 0; ++i) {
-    std::string_view name = entries[i].sort_key;
-    if (entries[i].type == DT_DIR) name.remove_suffix(1);
-    failure = list_entry(::dirfd(folder), name, entries[i].type, prefix, start_after, out);
+    const auto& entry = listed.entries[i];
+    failure = list_entry(::dirfd(folder), listed.name(entry), entry.type, prefix, start_after, out);
   }
   ::closedir(folder);
   if (failure != 0) return failed(failure);
-  std::sort(out.begin(), out.end(), [](const object_info& a, const object_info& b) { return a.key < b.key; });
   return status::success();
 }
 
@@ -215,11 +229,7 @@ void local_source::read_objects(std::span<const std::string> keys, const object_
       } while (folder_fd < 0 && errno == EINTR);
     }
     result<uint64_t> size = folder_fd >= 0
-        ? [&]() -> result<uint64_t> {
-            auto file = file_reader::open_at(folder_fd, key.c_str() + prefix.size(), root_ / key);
-            if (!file) return file.error_status();
-            return read_whole_file(*file, buffer, max_bytes);
-          }()
+        ? read_file_at(folder_fd, key.c_str() + prefix.size(), root_, key, buffer, max_bytes)
         : read_object(key, buffer, max_bytes);  // the folder cannot be opened: its error message
     if (!size) {
       on_object(i, size.error_status());
