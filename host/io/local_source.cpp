@@ -84,6 +84,7 @@ int list_entry(int parent_fd, std::string_view name, unsigned char type, std::st
 /// one arena: no allocation per entry.
 struct folder_entries {
   struct entry {
+    uint64_t head = 0;    // 8 bytes of the sort key after the folder's common prefix, big-endian
     uint32_t offset = 0;  // of the sort key in `keys`
     uint32_t length = 0;
     unsigned char type = 0;  // DT_REG or DT_DIR
@@ -117,11 +118,38 @@ struct folder_entries {
       const auto offset = static_cast<uint32_t>(keys.size());
       keys.append(name);
       if (type == DT_DIR) keys.push_back('/');
-      entries.push_back({offset, static_cast<uint32_t>(keys.size()) - offset, type});
+      entries.push_back({.head = 0, .offset = offset, .length = static_cast<uint32_t>(keys.size()) - offset, .type = type});
     }
-    std::sort(entries.begin(), entries.end(),
-              [this](const entry& a, const entry& b) { return sort_key(a) < sort_key(b); });
+    sort();
     return failure;
+  }
+
+  /// Sort by key. Names in a folder of a trial share a long prefix (`000000000123_worker_7.json`):
+  /// entries compare first by the 8 bytes that follow the common prefix, as one integer, and by
+  /// the whole key only when those are equal (same order as comparing the keys).
+  void sort() {
+    if (entries.size() < 2) return;
+    std::size_t common = entries[0].length;
+    const std::string_view first = sort_key(entries[0]);
+    for (const entry& e : entries) {
+      const std::string_view key = sort_key(e);
+      std::size_t i = 0;
+      const std::size_t limit = std::min(common, key.size());
+      while (i < limit && key[i] == first[i]) ++i;
+      common = i;
+    }
+    for (entry& e : entries) {
+      const std::string_view rest = sort_key(e).substr(common);
+      uint64_t head = 0;
+      for (std::size_t i = 0; i < 8; ++i) {
+        head = (head << 8) | (i < rest.size() ? static_cast<unsigned char>(rest[i]) : 0u);
+      }
+      e.head = head;
+    }
+    std::sort(entries.begin(), entries.end(), [this](const entry& a, const entry& b) {
+      if (a.head != b.head) return a.head < b.head;
+      return sort_key(a) < sort_key(b);
+    });
   }
 };
 
