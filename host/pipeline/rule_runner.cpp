@@ -139,7 +139,7 @@ struct rule_session::state {
         k.worker = trial.workers()[r.worker];
         k.step = r.step;
         if (where != nullptr) {
-          k.file = trial.event_file(where->event_file).string();
+          k.file = trial.event_file_key(where->event_file);
           k.offset_bytes = where->start_bytes;
         }
         k.saved_reduction = reduction;

@@ -123,18 +123,18 @@ status check_step_files(const trial::catalog& trial, const plan::read_plan& plan
     }
   }
   for (const auto& [file, end] : ends) {
-    const std::filesystem::path& rel = trial.event_file(file);
-    const auto size = trial.source().object_size(rel.string());
+    const std::string_view rel = trial.event_file_key(file);
+    const auto size = trial.source().object_size(rel);
     if (size && !size->has_value()) {
       return status(error_code::truncated_record,
                     fmt::format("{}: event file of step {} not there yet (its index file is)",
-                                rel.string(), info.step));
+                                rel, info.step));
     }
     if (size && **size < end) {
       return status(error_code::truncated_record,
                     fmt::format("{}: {} bytes, but the index of step {} lists records up to byte "
                                 "{} (a record cut short at the tail)",
-                                rel.string(), **size, info.step, end));
+                                rel, **size, info.step, end));
     }
   }
   return status::success();
@@ -290,7 +290,7 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
   auto read_ahead = s.trial.source().start_read_ahead([&](io::object_read& next) {
     while (planned.empty() && planned_step < todo.size()) {
       planner.for_each_read(todo[planned_step++], [&](trial::file_id file, const std::vector<io::byte_range>& ranges) {
-        planned.push_back({s.trial.event_file(file).string(), ranges});
+        planned.push_back({std::string(s.trial.event_file_key(file)), ranges});
       });
     }
     if (planned.empty()) return false;

@@ -188,7 +188,7 @@ void step_reader::read_worker_file(const trial::step_info& info,
   if (out.parts.size() <= out.parts_used) out.parts.emplace_back();
   file_part& part = out.parts[out.parts_used++];
   part.worker = entries.empty() ? 0 : entries.front().worker;
-  part.path = file ? trial_.event_file(*file).string() : std::string();
+  part.path = file ? trial_.event_file_key(*file) : std::string_view();
   part.segments.clear();
   part.segment_records.clear();
   part.fallback.clear();
@@ -197,7 +197,7 @@ void step_reader::read_worker_file(const trial::step_info& info,
 
   status file_status;
   if (file) {
-    auto reader = trial_.source().open(trial_.event_file(*file).string());
+    auto reader = trial_.source().open(trial_.event_file_key(*file));
     if (!reader) {
       file_status = reader.error_status();
     } else if (auto loaded = part.file.load(**reader, ranges_, options_.whole_file_limit_bytes, pool_,
@@ -245,7 +245,7 @@ void step_reader::read_worker_file(const trial::step_info& info,
 
 status step_reader::decode_record(const event_file_bytes& file, const trial::record_location& location,
                                   std::string_view expected_tag) {
-  const auto path = trial_.event_file(location.event_file).string();
+  const std::string_view path = trial_.event_file_key(location.event_file);
   const auto bytes = file.record(location.start_bytes, location.length_bytes);
   if (bytes.size() < location.length_bytes) {
     return status(error_code::truncated_record,
@@ -321,7 +321,7 @@ void step_reader::read_saved_reductions(const trial::tensor_entry& entry, const 
       decoded = status(error_code::data_loss,
                        fmt::format("{}: record at byte {} ('{}'): a saved reduction must be one "
                                    "number, found {} {} element(s)",
-                                   trial_.event_file(reduction.location.event_file).string(),
+                                   trial_.event_file_key(reduction.location.event_file),
                                    reduction.location.start_bytes, tag, event_.num_elements,
                                    dtype_name(event_.type)));
     }

@@ -168,7 +168,7 @@ status record_fetcher::fetch(const trial::catalog& trial, const trial::record_lo
                              const io::event_record*& out) {
   // Opened per fetch (the current size, for a live file): a rule holds no file descriptor
   // between calls, so thousands of rules in one configuration cannot exhaust them.
-  auto reader = trial.source().open(trial.event_file(location.event_file).string());
+  auto reader = trial.source().open(trial.event_file_key(location.event_file));
   if (!reader) return reader.error_status();
   TRIALSTAT_RETURN_IF_ERROR(io::read_tensor_record(**reader, location.start_bytes,
                                                    location.length_bytes, buffers_, event_));

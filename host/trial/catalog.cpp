@@ -1137,8 +1137,10 @@ std::optional<worker_id> catalog::find_worker(std::string_view name) const {
   return it->second;
 }
 
-fs::path catalog::event_file(file_id id) const {
-  return id < state_->event_files.size() ? fs::path(state_->event_files[id]) : fs::path();
+fs::path catalog::event_file(file_id id) const { return fs::path(event_file_key(id)); }
+
+std::string_view catalog::event_file_key(file_id id) const noexcept {
+  return id < state_->event_files.size() ? std::string_view(state_->event_files[id]) : std::string_view();
 }
 
 std::vector<int64_t> catalog::steps(trialstat::mode m, bool include_incomplete) const {

@@ -219,7 +219,7 @@ class py_trial {
   nb::object read_location(const trial::record_location& location) {
     auto it = readers_.find(location.event_file);
     if (it == readers_.end()) {
-      auto reader = unwrap(catalog_.source().open(catalog_.event_file(location.event_file).string()));
+      auto reader = unwrap(catalog_.source().open(catalog_.event_file_key(location.event_file)));
       it = readers_.emplace(location.event_file, std::move(reader)).first;
     }
     // Fresh buffers per read so that the record bytes can become the array's memory.

@@ -240,6 +240,10 @@ class catalog {
   /// @brief Event file path relative to the root ("events/000000000005/..._worker_0.tfevents");
   /// empty for an unknown id. Built on each call (the catalog keeps keys as plain strings).
   [[nodiscard]] std::filesystem::path event_file(file_id id) const;
+  /// @brief The same as a source key ('/'-separated, relative to the root), without building a
+  /// path: for opening (`source().open(...)`) and messages per record. Valid while the catalog
+  /// lives (a refresh adds keys; it does not move the ones there). Empty for an unknown id.
+  [[nodiscard]] std::string_view event_file_key(file_id id) const noexcept;
 
   // ---- steps and modes ---------------------------------------------------------------------
   /// @brief Saved steps: global steps for GLOBAL, mode steps otherwise; sorted ascending.
