@@ -221,7 +221,7 @@ class catalog {
   /// @brief The trial location as given to `open` (trimmed): a folder or `s3://bucket/prefix`.
   [[nodiscard]] const std::string& location() const noexcept;
   /// @brief Where the trial's bytes are read from: open event files with
-  /// `source().open(event_file(id).string())`.
+  /// `source().open(event_file_key(id))`.
   [[nodiscard]] const io::trial_source& source() const noexcept;
   [[nodiscard]] std::shared_ptr<const io::trial_source> shared_source() const noexcept;
 
