@@ -177,11 +177,11 @@ int list_folder(int fd, std::string& prefix, std::string_view start_after, std::
 
 status local_source::list(std::string_view sub, std::string_view start_after,
                           std::vector<object_info>& out) const {
-  return list_share(sub, start_after, 0, 1, out);
+  return list_share(sub, start_after, 0, 1, out, {});
 }
 
 status local_source::list_share(std::string_view sub, std::string_view start_after, int share, int shares,
-                                std::vector<object_info>& out) const {
+                                std::vector<object_info>& out, const folder_filter& skip_folder) const {
   out.clear();
   const fs::path dir = root_ / sub;
   if (shares < 1 || share < 0 || share >= shares) {
@@ -223,6 +223,7 @@ status local_source::list_share(std::string_view sub, std::string_view start_aft
   if (!prefix.empty() && prefix.back() != '/') prefix.push_back('/');
   for (std::size_t i = first; i < last && failure == 0; ++i) {
     const auto& entry = listed.entries[i];
+    if (entry.type == DT_DIR && skip_folder && skip_folder(listed.name(entry))) continue;
     failure = list_entry(::dirfd(folder), listed.name(entry), entry.type, prefix, start_after, out);
   }
   ::closedir(folder);

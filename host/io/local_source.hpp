@@ -22,12 +22,12 @@ class local_source final : public trial_source {
   [[nodiscard]] status list(std::string_view sub, std::string_view start_after,
                             std::vector<object_info>& out) const override;
   [[nodiscard]] status list_share(std::string_view sub, std::string_view start_after, int share, int shares,
-                                  std::vector<object_info>& out) const override;
+                                  std::vector<object_info>& out, const folder_filter& skip_folder) const override;
   [[nodiscard]] result<uint64_t> read_object(std::string_view key, std::vector<std::byte>& out,
                                              uint64_t max_bytes = UINT64_MAX) const override;
   /// Reads the keys in turn into one reused buffer; consecutive keys of one folder (the sorted
   /// listing's order) are opened relative to that folder's descriptor (openat), so each file
-  /// costs openat + fstat + pread + close and no walk of the whole path.
+  /// costs openat + pread + close (`read_file_at`) and no walk of the whole path.
   void read_objects(std::span<const std::string> keys, const object_callback& on_object,
                     uint64_t max_bytes = UINT64_MAX) const override;
   [[nodiscard]] result<std::optional<uint64_t>> object_size(std::string_view key) const override;

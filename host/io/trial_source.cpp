@@ -83,7 +83,7 @@ void trial_source::read_objects(std::span<const std::string> keys, const object_
 }
 
 status trial_source::list_share(std::string_view sub, std::string_view start_after, int share, int shares,
-                                std::vector<object_info>& out) const {
+                                std::vector<object_info>& out, const folder_filter& /*skip_folder: a flat listing*/) const {
   out.clear();
   if (shares < 1 || share < 0 || share >= shares) {
     return status(error_code::invalid_argument,

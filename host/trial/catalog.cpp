@@ -320,21 +320,23 @@ struct catalog::state {
   /// In a group (MPI ranks), each process lists its share of the folder and the group exchanges
   /// the shares, so that each folder is opened once per group rather than once per process (the
   /// step folders of events/ are most of a big trial's listing). Every process of the group
-  /// gets the same listing, or the same error (the first failing rank's).
-  status list_files(std::string_view sub, std::vector<std::string>& out, std::string_view start_after = {}) const {
+  /// gets the same listing, or the same error (the first failing rank's). `skip_folder`: as
+  /// `trial_source::list_share` (folders directly under `sub` not needed; a source may list them).
+  status list_files(std::string_view sub, std::vector<std::string>& out, std::string_view start_after = {},
+                    const io::folder_filter& skip_folder = {}) const {
     out.clear();
     std::vector<io::object_info> listed;
-    if (options.group && options.group->size > 1) return list_files_shared(sub, start_after, listed, out);
-    TRIALSTAT_RETURN_IF_ERROR(source->list(sub, start_after, listed));
+    if (options.group && options.group->size > 1) return list_files_shared(sub, start_after, skip_folder, listed, out);
+    TRIALSTAT_RETURN_IF_ERROR(source->list_share(sub, start_after, 0, 1, listed, skip_folder));
     out.reserve(listed.size());
     for (auto& object : listed) out.push_back(std::move(object.key));
     return status::success();
   }
-  status list_files_shared(std::string_view sub, std::string_view start_after, std::vector<io::object_info>& mine,
-                           std::vector<std::string>& out) const {
+  status list_files_shared(std::string_view sub, std::string_view start_after, const io::folder_filter& skip_folder,
+                           std::vector<io::object_info>& mine, std::vector<std::string>& out) const {
     const load_group& group = *options.group;
     if (!group.exchange) return status(error_code::invalid_argument, "catalog load group without an exchange");
-    const status listed = source->list_share(sub, start_after, group.rank, group.size, mine);
+    const status listed = source->list_share(sub, start_after, group.rank, group.size, mine, skip_folder);
     auto shares = group.exchange(detail::write_listing_share(listed, mine));
     if (!shares) return shares.error_status();
     if (shares->size() != static_cast<std::size_t>(group.size)) {
@@ -884,7 +886,7 @@ struct catalog::state {
     take_index_keys(std::move(to_load));
 
     if (options.scan_missing_index) {
-      if (status listed = list_files("events", files, events_start_after); !listed.ok()) {
+      if (status listed = list_files("events", files, events_start_after, indexed_step_folder()); !listed.ok()) {
         // What the index files gave stays loaded and consistent; the caller may retry.
         if (loaded > 0 || blocks_dirty) rebuild();
         update_completeness();
@@ -923,6 +925,30 @@ struct catalog::state {
       if (events_start_after < after) events_start_after = std::move(after);
     }
     return loaded;
+  }
+
+  /// For the listing of events/: the step folders that hold no event file to scan, so that a local
+  /// listing does not open them (one open and getdents per step: most of the listing on trials of
+  /// few workers). A folder `events/<step>/` qualifies when its step is outside the range asked
+  /// for, or when index files from as many workers as the collections files declare
+  /// (`_meta.num_workers`) are loaded for it (or their event files were scanned by an earlier
+  /// pass): smdebug writes one event file per step and worker into its step's folder, and an
+  /// event file of a worker with an index for that step is never scanned. Without a
+  /// declared worker count nothing is skipped (a worker with no index file at all is known only
+  /// from its event files).
+  [[nodiscard]] io::folder_filter indexed_step_folder() const {
+    return [this](std::string_view folder) {
+      if (folder.empty() || !std::all_of(folder.begin(), folder.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        return false;  // not a step folder
+      }
+      int64_t step = 0;
+      const auto [end, error] = std::from_chars(folder.data(), folder.data() + folder.size(), step);
+      if (error != std::errc() || end != folder.data() + folder.size()) return false;  // beyond int64
+      if (!in_range(step)) return true;
+      if (!collection_num_workers) return false;
+      const auto it = step_map.find(step);
+      return it != step_map.end() && static_cast<int64_t>(it->second.workers.size()) >= *collection_num_workers;
+    };
   }
 
   /// After completeness is known: list only index keys after the last complete step's.

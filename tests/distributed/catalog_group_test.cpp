@@ -158,9 +158,9 @@ class failing_listing final : public ::trialstat::testing_support::forwarding_so
   failing_listing(std::shared_ptr<const io::trial_source> inner, std::string sub, int share)
       : forwarding_source(std::move(inner)), sub_(std::move(sub)), share_(share) {}
   status list_share(std::string_view sub, std::string_view start_after, int share, int shares,
-                    std::vector<io::object_info>& out) const override {
+                    std::vector<io::object_info>& out, const io::folder_filter& skip_folder) const override {
     if (sub == sub_ && share == share_) return status(error_code::io_error, "cannot list " + sub_ + ": injected");
-    return inner().list_share(sub, start_after, share, shares, out);
+    return inner().list_share(sub, start_after, share, shares, out, skip_folder);
   }
 
  private:

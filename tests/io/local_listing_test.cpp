@@ -68,7 +68,7 @@ TEST(LocalListing, SharesConcatenateToTheSortedListing) {
       std::vector<std::string> joined;
       for (int share = 0; share < shares; ++share) {
         std::vector<object_info> part;
-        const status listed = (*source)->list_share("index", start_after, share, shares, part);
+        const status listed = (*source)->list_share("index", start_after, share, shares, part, {});
         ASSERT_TRUE(listed.ok()) << listed.to_string();
         const auto keys = keys_of(part);
         EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
@@ -106,10 +106,10 @@ TEST(LocalListing, MissingFolderListsNothingAndBadSharesAreErrors) {
   auto source = open_trial_source(root.string());
   ASSERT_TRUE(source.has_value());
   std::vector<object_info> out{{"stale", 0}};
-  EXPECT_TRUE((*source)->list_share("events", "", 1, 2, out).ok());
+  EXPECT_TRUE((*source)->list_share("events", "", 1, 2, out, {}).ok());
   EXPECT_TRUE(out.empty());
   for (const auto& [share, shares] : {std::pair{2, 2}, std::pair{-1, 2}, std::pair{0, 0}}) {
-    const status bad = (*source)->list_share("index", "", share, shares, out);
+    const status bad = (*source)->list_share("index", "", share, shares, out, {});
     EXPECT_EQ(bad.code(), error_code::invalid_argument) << share << "/" << shares;
   }
 }
@@ -123,13 +123,13 @@ TEST(LocalListing, DefaultShareIsTheWholeListingOnShareZero) {
   std::vector<object_info> whole;
   ASSERT_TRUE(source.list("index", "", whole).ok());
   std::vector<object_info> part;
-  ASSERT_TRUE(source.list_share("index", "", 0, 3, part).ok());
+  ASSERT_TRUE(source.list_share("index", "", 0, 3, part, {}).ok());
   EXPECT_EQ(keys_of(part), keys_of(whole));
   for (int share = 1; share < 3; ++share) {
-    ASSERT_TRUE(source.list_share("index", "", share, 3, part).ok());
+    ASSERT_TRUE(source.list_share("index", "", share, 3, part, {}).ok());
     EXPECT_TRUE(part.empty());
   }
-  EXPECT_EQ(source.list_share("index", "", 3, 3, part).code(), error_code::invalid_argument);
+  EXPECT_EQ(source.list_share("index", "", 3, 3, part, {}).code(), error_code::invalid_argument);
 }
 
 }  // namespace

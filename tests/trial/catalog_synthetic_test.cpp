@@ -17,7 +17,9 @@
 
 #include <fmt/format.h>
 
+#include "tests/support/forwarding_source.hpp"
 #include "tests/support/shared_trials.hpp"
+#include "trialstat/io/trial_source.hpp"
 
 namespace trialstat::trial {
 namespace {
@@ -197,6 +199,79 @@ TEST(CatalogScan, LiveRefreshFindsNewEventFilesWithoutIndexPastTheCompleteSteps)
   EXPECT_EQ(flatten(cat, last, "worker_0", true), flatten(original, last, "worker_0", true));
   EXPECT_EQ(cat.entries().size(), original.entries().size());
   EXPECT_TRUE(cat.warnings().empty()) << warnings_text(cat);
+}
+
+/// A local source that records what the catalog's folder filter said about each folder of a
+/// listing (sub/folder -> skipped or listed).
+class recording_source final : public ::trialstat::testing_support::forwarding_source {
+ public:
+  using forwarding_source::forwarding_source;
+  status list_share(std::string_view sub, std::string_view start_after, int share, int shares,
+                    std::vector<io::object_info>& out, const io::folder_filter& skip_folder) const override {
+    io::folder_filter recorded;
+    if (skip_folder) {
+      recorded = [&](std::string_view folder) {
+        const bool skip = skip_folder(folder);
+        (skip ? skipped : listed).insert(std::string(sub) + "/" + std::string(folder));
+        return skip;
+      };
+    }
+    return inner().list_share(sub, start_after, share, shares, out, recorded);
+  }
+  mutable std::set<std::string> skipped, listed;
+};
+
+TEST(CatalogScan, StepFoldersWithEveryWorkersIndexAreNotListed) {
+  // dead_relu: one worker (collections: num_workers 1), steps 0..55 by 5. With step 20's index
+  // file deleted, only events/000000000020/ is listed (and its event file scanned); with a range,
+  // the step folders outside it are not listed either.
+  TRIALSTAT_REQUIRE_SHARED_TRIALS(golden);
+  const auto original = catalog::open(golden / "dead_relu").value();
+  scratch_dir scratch("catalog_skip_folders");
+  const fs::path root = copy_trial(golden, "dead_relu", scratch);
+  ASSERT_TRUE(fs::remove(root / index_rel(20, "worker_0")));
+  const auto folder = [](int64_t step) { return fmt::format("events/{:012d}", step); };
+
+  auto source = std::make_shared<recording_source>(io::open_trial_source(root.string()).value());
+  const auto cat = catalog::open(source).value();
+  EXPECT_TRUE(cat.warnings().empty()) << warnings_text(cat);
+  EXPECT_EQ(source->listed, std::set<std::string>{folder(20)});
+  std::set<std::string> others;
+  for (int64_t step = 0; step <= 55; step += 5) {
+    if (step != 20) others.insert(folder(step));
+  }
+  EXPECT_EQ(source->skipped, others);
+  EXPECT_EQ(cat.steps(), original.steps());
+  EXPECT_EQ(flatten(cat, 20, "worker_0", false), flatten(original, 20, "worker_0", false));
+  EXPECT_EQ(cat.entries().size(), original.entries().size());
+
+  auto ranged_source = std::make_shared<recording_source>(io::open_trial_source(root.string()).value());
+  catalog_options options;
+  options.range_begin = 30;
+  const auto ranged = catalog::open(ranged_source, options).value();
+  EXPECT_TRUE(ranged_source->listed.empty());  // step 20 is outside the range: not listed either
+  EXPECT_EQ(ranged.steps(), range(30, 55, 5));
+}
+
+TEST(CatalogScan, WithoutADeclaredWorkerCountEveryStepFolderIsListed) {
+  // A worker that wrote no index file at all is known only from its event files: without
+  // `_meta.num_workers` the catalog cannot tell a step is covered, so it lists every folder.
+  TRIALSTAT_REQUIRE_SHARED_TRIALS(golden);
+  scratch_dir scratch("catalog_skip_folders");
+  const fs::path root = copy_trial(golden, "dead_relu", scratch);
+  const fs::path collections = root / "collections/000000000/worker_0_collections.json";
+  const std::string text = read_text(collections);
+  ASSERT_NE(text.find("\"_meta\": {\"num_workers\": 1}"), std::string::npos);
+  write_text(collections, replace_first(text, "\"_meta\": {\"num_workers\": 1}", "\"_meta\": {}"));
+  // worker_1 wrote event files for steps 0 and 5, but no index file and no collections file.
+  for (const int64_t step : {0, 5}) fs::copy_file(root / event_rel(step, "worker_0"), root / event_rel(step, "worker_1"));
+
+  auto source = std::make_shared<recording_source>(io::open_trial_source(root.string()).value());
+  const auto cat = catalog::open(source).value();
+  EXPECT_TRUE(source->skipped.empty());
+  EXPECT_EQ(source->listed.size(), 12u);
+  ASSERT_TRUE(cat.find_worker("worker_1").has_value());
+  EXPECT_EQ(flatten(cat, 5, "worker_1", false).size(), flatten(cat, 5, "worker_0", false).size());
 }
 
 TEST(CatalogScan, EveryGoldenTrialScansLikeItsIndex) {

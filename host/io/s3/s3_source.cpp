@@ -521,10 +521,11 @@ class s3_source final : public trial_source {
   /// Every rank of a group lists the whole prefix (its share is share 0's listing or nothing):
   /// the listing is where this source learns object sizes, which its range reads and whole-
   /// object GETs need; a rank that only received the keys would send a HEAD per event object.
+  /// `skip_folder` is not used: the listing is flat (one paged ListObjectsV2 over the prefix).
   [[nodiscard]] status list_share(std::string_view sub, std::string_view start_after, int share, int shares,
-                                  std::vector<object_info>& out) const override {
+                                  std::vector<object_info>& out, const folder_filter& skip_folder) const override {
     if (shares < 1 || share < 0 || share >= shares) {
-      return trial_source::list_share(sub, start_after, share, shares, out);  // its error
+      return trial_source::list_share(sub, start_after, share, shares, out, skip_folder);  // its error
     }
     const status listed = list(sub, start_after, out);
     if (share != 0) out.clear();

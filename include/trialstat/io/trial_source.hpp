@@ -52,6 +52,11 @@ class read_ahead_handle {
 /// or the error that reading it met.
 using object_callback = std::function<void(std::size_t index, result<std::span<const std::byte>> bytes)>;
 
+/// @brief For `trial_source::list_share`: true for a folder directly under the listed one whose
+/// keys the caller does not need (the catalog: `events/<step>/` of a step whose index files came
+/// from every worker). Called with the folder's name (no '/'), on the listing's thread.
+using folder_filter = std::function<bool(std::string_view folder_name)>;
+
 /// @brief A trial's storage. Thread-safe: the const methods may be called from many threads.
 class trial_source {
  public:
@@ -84,9 +89,13 @@ class trial_source {
   /// (the step folders of `events/`, the step buckets of `index/`), so each process opens only
   /// its run's folders. Default: part 0 is the whole listing, the others are empty (S3 lists
   /// the whole prefix for every part, since its listing is where it learns object sizes).
+  /// Folders directly under `sub` for which `skip_folder` (when set) returns true are left out by
+  /// sources that list folder by folder (local: the folder is not opened); a source whose listing
+  /// is flat (S3) may return their keys anyway, so callers still filter the keys they get.
   /// Errors: as `list`; invalid_argument when `share` is not in [0, shares).
   [[nodiscard]] virtual status list_share(std::string_view sub, std::string_view start_after, int share,
-                                          int shares, std::vector<object_info>& out) const;
+                                          int shares, std::vector<object_info>& out,
+                                          const folder_filter& skip_folder) const;
 
   /// @brief Read a whole object into `out` (resized to its size + `record_padding_bytes`, the
   /// padding zeroed). @return its size in bytes. Errors: not_found, io_error; invalid_argument
