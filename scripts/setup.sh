@@ -81,10 +81,8 @@ fi
 
 build_dir="${BUILD_DIR:-build}"
 build_type="${BUILD_TYPE:-Release}"
-# The C++ benchmarks too (bench/: a few seconds of compile), so that they keep building; ctest
-# runs the catalog benchmark once on a tiny trial (bench.catalog_smoke).
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" "${launcher_cmake[@]}" \
-  -DTRIALSTAT_BUILD_BENCHMARKS=ON "${python_cmake[@]}" "$@"
+  "${python_cmake[@]}" "$@"
 cmake --build "$build_dir" --parallel "$(nproc)"
 echo "setup: [${SECONDS}s] built"
 if [[ "${SKIP_PYTHON:-0}" != "1" && "${SKIP_PIP_INSTALL:-0}" != "1" ]]; then
