@@ -3,8 +3,9 @@
 // second parsed per core from the page cache"), each stage beside the plain read of the same
 // files, in one process:
 //
-//   plain_read        open + fstat + pread + close of every index file into one buffer, in
-//                     listing order (POSIX calls only: the floor any reader of these files pays)
+//   plain_read        openat (relative to the file's folder) + fstat + pread + close of every
+//                     index file into one buffer, in listing order (POSIX calls only: the floor
+//                     any reader of these files pays)
 //   listing           the local source's listing of index/ and events/ (as the catalog lists)
 //   source_read       the same files through the local source's read_objects (what the catalog
 //                     reads with)
@@ -84,21 +85,34 @@ const trial_files& files() {
   return loaded;
 }
 
-/// Open, fstat, pread and close every index file into `buffer`. @return the bytes read.
+/// Open, fstat, pread and close every index file into `buffer`, each opened relative to its
+/// folder (openat; one open of each folder), so that no path is walked per file: the cheapest
+/// plain read of these files. @return the bytes read.
 uint64_t plain_read_once(const trial_files& t, std::vector<std::byte>& buffer) {
   uint64_t total = 0;
+  std::string folder;
+  int folder_fd = -1;
   for (const std::string& key : t.index_keys) {
-    const std::string path = (t.root / key).string();
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) die(path + ": cannot open");
+    const std::size_t slash = key.rfind('/');
+    const std::string_view prefix(key.data(), slash + 1);
+    if (folder_fd < 0 || prefix != folder) {
+      if (folder_fd >= 0) ::close(folder_fd);
+      folder.assign(prefix);
+      folder_fd = ::open((t.root / folder).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (folder_fd < 0) die(folder + ": cannot open");
+    }
+    const char* name = key.c_str() + slash + 1;
+    const int fd = ::openat(folder_fd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) die(key + ": cannot open");
     struct stat info {};
-    if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) die(path + ": not a regular file");
+    if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) die(key + ": not a regular file");
     const auto size = static_cast<std::size_t>(info.st_size);
     if (buffer.size() < size) buffer.resize(size);
-    if (::pread(fd, buffer.data(), size, 0) != static_cast<ssize_t>(size)) die(path + ": short read");
+    if (::pread(fd, buffer.data(), size, 0) != static_cast<ssize_t>(size)) die(key + ": short read");
     ::close(fd);
     total += size;
   }
+  if (folder_fd >= 0) ::close(folder_fd);
   return total;
 }
 
