@@ -187,9 +187,11 @@ struct catalog::state {
   string_map<tensor_id> tensor_ids;
   std::vector<std::string> worker_names;
   string_map<worker_id> worker_ids;
-  /// Event file keys by file_id (a deque: the map's views into them stay valid as it grows).
+  /// Event file keys by file_id (a deque: views into them stay valid as it grows). Not
+  /// de-duplicated beyond consecutive repeats: each index file names its own event file (one per
+  /// step and worker), and a key under two ids only costs its string (a map of 640,000 keys
+  /// cost a cache miss per index file).
   std::deque<std::string> event_files;
-  std::unordered_map<std::string_view, file_id, string_hash> event_file_ids;
 
   std::vector<tensor_entry> entries;
   /// Distinct shapes (entries point at them; set nodes never move).
@@ -298,9 +300,9 @@ struct catalog::state {
     return id;
   }
   file_id intern_event_file(std::string_view rel) {
-    if (const auto it = event_file_ids.find(rel); it != event_file_ids.end()) return it->second;
+    if (!event_files.empty() && event_files.back() == rel) return static_cast<file_id>(event_files.size() - 1);
     const auto id = static_cast<file_id>(event_files.size());
-    event_file_ids.emplace(event_files.emplace_back(rel), id);
+    event_files.emplace_back(rel);
     return id;
   }
 
