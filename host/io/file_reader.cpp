@@ -140,9 +140,16 @@ void release_guard(int index) {
   slot.begin.store(0, std::memory_order_release);
 }
 
-/// The whole content of an open file from byte 0 into `out` (resized to its size +
-/// record_padding_bytes, the padding zeroed). Errors: as `read_file`.
-result<uint64_t> read_whole_file(const file_reader& file, std::vector<std::byte>& out, uint64_t max_bytes) {
+/// How `read_whole_file` sizes its buffer.
+enum class buffer_sizing {
+  exact,      ///< resized to the file size + record_padding_bytes
+  grow_only,  ///< a reused buffer: grown (with a quarter of headroom) when too small, never shrunk
+};
+
+/// The whole content of an open file from byte 0 into `out`, followed by record_padding_bytes
+/// zero bytes. Errors: as `read_file`.
+result<uint64_t> read_whole_file(const file_reader& file, std::vector<std::byte>& out, uint64_t max_bytes,
+                                 buffer_sizing sizing = buffer_sizing::exact) {
   const std::filesystem::path& path = file.path();
   const uint64_t size_bytes = file.size_bytes();
   TRIALSTAT_RETURN_IF_ERROR(check_size_limit(path, size_bytes, max_bytes));
@@ -152,20 +159,35 @@ result<uint64_t> read_whole_file(const file_reader& file, std::vector<std::byte>
                               size_bytes));
   }
   const auto size = static_cast<std::size_t>(size_bytes);
+  const std::size_t wanted = size + record_padding_bytes;
   try {
-    out.resize(size + record_padding_bytes);
+    if (sizing == buffer_sizing::exact) {
+      out.resize(wanted);
+    } else if (out.size() <= wanted) {
+      // The next file of a listing may be a little bigger.
+      out.resize(wanted + std::min(wanted / 4, std::numeric_limits<std::size_t>::max() - wanted));
+    }
   } catch (const std::exception&) {  // bad_alloc, length_error
     return status(error_code::out_of_memory,
-                  fmt::format("{}: cannot allocate {} bytes to read the file", path.string(),
-                              size + record_padding_bytes));
+                  fmt::format("{}: cannot allocate {} bytes to read the file", path.string(), wanted));
   }
-  std::fill(out.begin() + static_cast<std::ptrdiff_t>(size), out.end(), std::byte{0});
+  std::fill_n(out.begin() + static_cast<std::ptrdiff_t>(size), record_padding_bytes, std::byte{0});
   const status read = file.read_at(0, std::span<std::byte>(out.data(), size));
   if (!read.ok()) {
     // The file shrank between fstat and pread: report it as an OS-level failure.
     return status(error_code::io_error, read.message());
   }
   return size_bytes;
+}
+
+/// openat read-only and non-blocking (opening a FIFO must not wait for a writer; regular files
+/// ignore O_NONBLOCK for reads), retried on EINTR. @return the descriptor, or -1 with errno set.
+int open_nonblocking(int dir_fd, const char* name) {
+  int fd = -1;
+  do {
+    fd = ::openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  } while (fd < 0 && errno == EINTR);
+  return fd;
 }
 
 }  // namespace
@@ -175,12 +197,8 @@ result<file_reader> file_reader::open(const std::filesystem::path& path) {
 }
 
 result<file_reader> file_reader::open_at(int dir_fd, const char* name, std::filesystem::path path) {
-  int fd = -1;
-  // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat below then refuses anything
-  // that is not a regular file (regular files ignore O_NONBLOCK for reads).
-  do {
-    fd = ::openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  } while (fd < 0 && errno == EINTR);
+  // fstat below refuses anything that is not a regular file.
+  const int fd = open_nonblocking(dir_fd, name);
   if (fd < 0) {
     const int err = errno;
     return status(error_code::io_error,
@@ -334,10 +352,7 @@ result<uint64_t> read_file_at(int dir_fd, const char* name, const std::filesyste
                               std::string_view key, std::vector<std::byte>& out, uint64_t max_bytes) {
   // Most files fit the buffer the files before them grew (index files of one trial are alike).
   constexpr std::size_t first_buffer_bytes = std::size_t{16} << 10;
-  int fd = -1;
-  do {
-    fd = ::openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  } while (fd < 0 && errno == EINTR);
+  const int fd = open_nonblocking(dir_fd, name);
   if (fd < 0) {
     const int err = errno;
     return status(error_code::io_error, fmt::format("{}: cannot open: {}", (root / key).string(), errno_text(err)));
@@ -361,38 +376,13 @@ result<uint64_t> read_file_at(int dir_fd, const char* name, const std::filesyste
   }
   // Filled the buffer (a bigger file, or a device), nothing (an empty file, a FIFO), an error or
   // over the limit: the size and the type from fstat, as read_file does.
-  const std::filesystem::path path = root / key;
-  const auto read = [&]() -> result<uint64_t> {
-    const auto size = regular_file_size(fd, path);
-    if (!size) return size.error_status();
-    TRIALSTAT_RETURN_IF_ERROR(check_size_limit(path, *size, max_bytes));
-    if (*size > std::numeric_limits<std::size_t>::max() / 2 - record_padding_bytes) {
-      return status(error_code::io_error, fmt::format("{}: file of {} bytes does not fit in memory", path.string(), *size));
-    }
-    const auto bytes = static_cast<std::size_t>(*size);
-    const std::size_t wanted = bytes + record_padding_bytes;
-    if (out.size() <= wanted) {
-      try {
-        out.resize(wanted + wanted / 4);  // headroom: the next file of the listing may be a little bigger
-      } catch (const std::exception&) {  // bad_alloc, length_error
-        return status(error_code::out_of_memory,
-                      fmt::format("{}: cannot allocate {} bytes to read the file", path.string(), wanted));
-      }
-    }
-    const int64_t done = pread_fully(fd, 0, out.data(), bytes);
-    if (done < 0) {
-      return status(error_code::io_error, fmt::format("{}: cannot read: {}", path.string(), errno_text(static_cast<int>(-done))));
-    }
-    if (static_cast<std::size_t>(done) != bytes) {
-      return status(error_code::io_error, fmt::format("{}: file shrank while it was read: {} of {} bytes",
-                                                      path.string(), done, bytes));
-    }
-    std::fill_n(out.begin() + static_cast<std::ptrdiff_t>(bytes), record_padding_bytes, std::byte{0});
-    return *size;
-  };
-  auto outcome = read();
-  ::close(fd);
-  return outcome;
+  std::filesystem::path path = root / key;
+  const auto size = regular_file_size(fd, path);
+  if (!size) {
+    ::close(fd);
+    return size.error_status();
+  }
+  return read_whole_file(file_reader(fd, *size, std::move(path)), out, max_bytes, buffer_sizing::grow_only);
 }
 
 status read_text_file(const std::filesystem::path& path, std::string& out, uint64_t max_bytes) {

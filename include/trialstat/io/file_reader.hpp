@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trialstat/io/object_reader.hpp"
@@ -97,6 +98,9 @@ class file_reader final : public object_reader {
   [[nodiscard]] result<mapped_bytes> map_all() const;
 
  private:
+  // Adopts the descriptor it opened when a read without fstat was not conclusive.
+  friend result<uint64_t> read_file_at(int dir_fd, const char* name, const std::filesystem::path& root,
+                                       std::string_view key, std::vector<std::byte>& out, uint64_t max_bytes);
   file_reader(int fd, uint64_t size_bytes, std::filesystem::path path)
       : fd_(fd), size_bytes_(size_bytes), path_(std::move(path)) {}
   int fd_ = -1;
