@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <map>
 #include <set>
 #include <numeric>
@@ -940,12 +941,13 @@ struct catalog::state {
   /// from its event files).
   [[nodiscard]] io::folder_filter indexed_step_folder() const {
     return [this](std::string_view folder) {
-      if (folder.empty() || !std::all_of(folder.begin(), folder.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      uint64_t number = 0;  // unsigned: digits only, no sign
+      const auto [end, error] = std::from_chars(folder.data(), folder.data() + folder.size(), number);
+      if (error != std::errc() || end != folder.data() + folder.size() ||
+          number > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
         return false;  // not a step folder
       }
-      int64_t step = 0;
-      const auto [end, error] = std::from_chars(folder.data(), folder.data() + folder.size(), step);
-      if (error != std::errc() || end != folder.data() + folder.size()) return false;  // beyond int64
+      const auto step = static_cast<int64_t>(number);
       if (!in_range(step)) return true;
       if (!collection_num_workers) return false;
       const auto it = step_map.find(step);
