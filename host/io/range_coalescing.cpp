@@ -70,6 +70,23 @@ coalesced_reads coalesce_ranges(std::span<const byte_range> ranges, uint64_t gap
   return plan;
 }
 
+std::vector<uint64_t> packed_part_offsets(const coalesced_reads& plan) {
+  std::vector<uint64_t> offsets(plan.parts.size());
+  uint64_t at = 0;
+  for (std::size_t p = 0; p < plan.parts.size(); ++p) {
+    offsets[p] = at;
+    at += plan.parts[p].length_bytes;
+  }
+  return offsets;
+}
+
+bool packed_parts_are_read_layout(const coalesced_reads& plan) {
+  const std::vector<uint64_t> offsets = packed_part_offsets(plan);
+  return std::all_of(plan.slices.begin(), plan.slices.end(), [&](const range_slice& s) {
+    return offsets[s.part] + s.part_offset_bytes == s.out_offset_bytes;
+  });
+}
+
 void scatter_parts(const coalesced_reads& plan, std::span<const std::byte* const> part_data,
                    std::span<const uint64_t> part_received, std::byte* out, std::span<uint64_t> available) {
   std::fill(available.begin(), available.end(), uint64_t{0});
@@ -78,7 +95,7 @@ void scatter_parts(const coalesced_reads& plan, std::span<const std::byte* const
     if (broken[s.range]) continue;
     const uint64_t received = part_received[s.part];
     const uint64_t have = received > s.part_offset_bytes ? std::min(s.length_bytes, received - s.part_offset_bytes) : 0;
-    if (have > 0) {
+    if (have > 0 && out != nullptr) {
       std::memcpy(out + s.out_offset_bytes, part_data[s.part] + s.part_offset_bytes, static_cast<std::size_t>(have));
     }
     available[s.range] += have;

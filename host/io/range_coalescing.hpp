@@ -41,9 +41,20 @@ struct coalesced_reads {
 [[nodiscard]] coalesced_reads coalesce_ranges(std::span<const byte_range> ranges, uint64_t gap_bytes,
                                               uint64_t part_bytes);
 
+/// Where part p starts in one buffer that holds the parts back to back: the lengths of parts
+/// 0..p-1 added (one entry per part).
+[[nodiscard]] std::vector<uint64_t> packed_part_offsets(const coalesced_reads& plan);
+
+/// Whether the parts, back to back in one buffer (packed_part_offsets), are already the layout
+/// `object_reader::read_ranges` writes: every slice's bytes sit at its `out_offset_bytes`. True
+/// when the ranges ascend without overlap and no part spans a gap between two of them; such a
+/// buffer can be handed to the reader as it is, without a copy.
+[[nodiscard]] bool packed_parts_are_read_layout(const coalesced_reads& plan);
+
 /// Copy the fetched parts into `out` along `plan.slices` and set `available[i]` to the bytes of
 /// range i that were present: a part with fewer bytes than asked (`part_received[p]`, the object
-/// ended) gives the range only its contiguous bytes from the start.
+/// ended) gives the range only its contiguous bytes from the start. With `out == nullptr` only
+/// `available` is set (the parts already are the layout: packed_parts_are_read_layout).
 void scatter_parts(const coalesced_reads& plan, std::span<const std::byte* const> part_data,
                    std::span<const uint64_t> part_received, std::byte* out, std::span<uint64_t> available);
 

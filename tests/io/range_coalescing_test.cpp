@@ -46,6 +46,24 @@ void check_round_trip(const std::vector<byte_range>& ranges, uint64_t gap, uint6
     }
     cursor += r.length_bytes;
   }
+  // When the parts back to back already are the layout, the packed buffer holds every range's
+  // bytes where `out` does, and scattering without a copy gives the same availability.
+  if (packed_parts_are_read_layout(plan)) {
+    const std::vector<uint64_t> offsets = packed_part_offsets(plan);
+    std::vector<std::byte> packed;
+    for (const auto& part_bytes : parts) packed.insert(packed.end(), part_bytes.begin(), part_bytes.end());
+    std::vector<uint64_t> in_place(ranges.size(), 777);
+    scatter_parts(plan, data, received, nullptr, in_place);
+    EXPECT_EQ(in_place, available);
+    cursor = 0;
+    for (std::size_t i = 0; i < ranges.size(); ++i) {
+      for (uint64_t b = 0; b < available[i]; ++b) {
+        ASSERT_EQ(packed[cursor + b], out[cursor + b]) << "in place: range " << i << " byte " << b;
+      }
+      cursor += ranges[i].length_bytes;
+    }
+    ASSERT_EQ(offsets.size(), plan.parts.size());
+  }
   // Parts are ascending and disjoint.
   for (std::size_t p = 1; p < plan.parts.size(); ++p) {
     EXPECT_LE(plan.parts[p - 1].offset_bytes + plan.parts[p - 1].length_bytes, plan.parts[p].offset_bytes);
@@ -109,6 +127,28 @@ TEST(RangeCoalescing, OffsetsNearTwoToThe64DoNotWrap) {
   uint64_t sliced = 0;
   for (const auto& s : plan.slices) sliced += s.range == 0 ? s.length_bytes : 0;
   EXPECT_EQ(sliced, 10u) << "the range is cut at 2^64 - 1";
+}
+
+bool packed_in_place(const std::vector<byte_range>& ranges, uint64_t gap, uint64_t part) {
+  return packed_parts_are_read_layout(coalesce_ranges(ranges, gap, part));
+}
+
+TEST(RangeCoalescing, PackedPartsAreTheReadLayoutOnlyWithoutGapsOrDisorder) {
+  // Back-to-back records (what `stats` reads of an event file), split into parts: in place.
+  const std::vector<byte_range> records = {{40, 1000}, {1040, 5000}, {6040, 300}};
+  EXPECT_TRUE(packed_parts_are_read_layout(coalesce_ranges(records, 64, 1 << 20)));
+  EXPECT_TRUE(packed_parts_are_read_layout(coalesce_ranges(records, 64, 1024)));
+  EXPECT_EQ(packed_part_offsets(coalesce_ranges(records, 64, 1024)),
+            (std::vector<uint64_t>{0, 1024, 2048, 3072, 4096, 5120, 6144}));
+  check_round_trip(records, 64, 1024, 8000);
+  // Far-apart ranges are separate parts, still back to back: in place.
+  EXPECT_TRUE(packed_in_place({{0, 100}, {100000, 50}}, 64, 1 << 20));
+  // A part that spans a gap between two ranges holds bytes the reader did not ask for.
+  EXPECT_FALSE(packed_in_place({{0, 100}, {150, 100}}, 64, 1 << 20));
+  // Out of order, or overlapping: the read's layout is not the object's order.
+  EXPECT_FALSE(packed_in_place({{1000, 10}, {0, 10}}, 0, 1 << 20));
+  EXPECT_FALSE(packed_in_place({{0, 100}, {50, 100}}, 64, 1 << 20));
+  EXPECT_FALSE(packed_in_place({{0, 100}, {0, 100}}, 64, 1 << 20));
 }
 
 TEST(RangeCoalescing, RandomRangesRoundTrip) {
