@@ -33,6 +33,7 @@ result<int64_t> event_file_bytes::load(const io::object_reader& reader, const st
                                        std::size_t whole_file_limit_bytes, memory::pinned_pool* pool,
                                        bool map, std::size_t map_min_bytes) {
   mapping_.reset();
+  taken_.reset();
   ranges_.clear();
   const io::file_reader* local = reader.local_file();
   // Storage for `needed` bytes + padding; lengths come from index files, so the sizes are checked
@@ -60,10 +61,21 @@ result<int64_t> event_file_bytes::load(const io::object_reader& reader, const st
     auto total = io::total_range_bytes(ranges, reader.display_name());
     if (!total) return total.error_status();
     const uint64_t wanted = *total;
-    auto out = allocate(wanted);
-    if (!out) return out.error_status();
     available_.resize(ranges.size());
-    TRIALSTAT_RETURN_IF_ERROR(reader.read_ranges(ranges, *out, available_));
+    result<std::byte*> out = nullptr;
+    // Without a staging pool, the source's own receive buffer when it can hand it over (the
+    // S3 read-ahead's, laid out as read_ranges would copy it): no copy, no fresh pages.
+    std::optional<io::taken_bytes> taken;
+    if (pool == nullptr) taken = reader.take_ranges(ranges, io::record_padding_bytes, available_);
+    if (taken) {
+      taken_ = std::move(*taken);
+      data_ = {taken_.data(), static_cast<std::size_t>(wanted) + io::record_padding_bytes};
+      out = taken_.data();
+    } else {
+      out = allocate(wanted);
+      if (!out) return out.error_status();
+      TRIALSTAT_RETURN_IF_ERROR(reader.read_ranges(ranges, *out, available_));
+    }
     std::fill(*out + wanted, *out + wanted + io::record_padding_bytes, std::byte{0});
     uint64_t cursor = 0;
     for (std::size_t i = 0; i < ranges.size(); ++i) {

@@ -24,7 +24,8 @@ namespace trialstat::pipeline::detail {
 /// The bytes of one event file needed for a step: the whole file, or each requested range.
 /// With a staging pool (the CUDA executor's), the bytes go straight into a pinned pool buffer
 /// when they fit one (kept across loads), so the executor copies them to the device without a
-/// host copy; otherwise into an owned vector.
+/// host copy; otherwise into the source's own receive buffer when it hands it over
+/// (`object_reader::take_ranges`), else into an owned vector.
 class event_file_bytes {
  public:
   /// Read what `ranges` need from `reader`. Returns the bytes read. A local file is read whole
@@ -49,6 +50,7 @@ class event_file_bytes {
   std::vector<std::byte> buffer_;
   memory::pool_lease lease_;        // pinned buffer from the executor's pool (kept)
   io::mapped_bytes mapping_;        // the whole file, mapped (kept until the next load)
+  io::taken_bytes taken_;           // a source's receive buffer, handed over (until the next load)
   std::span<const std::byte> data_; // the loaded bytes: in lease_, buffer_ or mapping_
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> ranges_;  // start → (offset, available)
   std::vector<uint64_t> available_;  // remote reads: bytes present per range

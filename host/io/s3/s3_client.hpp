@@ -36,6 +36,7 @@ struct s3_counters {
   std::atomic<int64_t> objects{0};          ///< requests that succeeded
   std::atomic<int64_t> reads_ahead{0};      ///< read_ranges calls served by the read-ahead
   std::atomic<int64_t> reads_direct{0};     ///< read_ranges calls fetched on the spot
+  std::atomic<int64_t> reads_in_place{0};   ///< reads ahead whose receive buffer was handed over
   std::mutex mutex;
   std::map<std::string, int64_t> retry_reasons;  ///< reason -> count (for the closing note)
 };

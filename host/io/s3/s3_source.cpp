@@ -9,9 +9,11 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -183,6 +185,11 @@ struct s3_core {
 
   bool take_from_read_ahead(std::string_view key, std::span<const byte_range> ranges, std::byte* out,
                             std::span<uint64_t> available) const;
+  /// The read-ahead's receive buffer of exactly this read, handed over (see s3_read_ahead_state::
+  /// take_buffer), or nullopt.
+  std::optional<part_buffer> take_buffer_from_read_ahead(std::string_view key, std::span<const byte_range> ranges,
+                                                         uint64_t min_capacity_bytes,
+                                                         std::span<uint64_t> available) const;
 };
 
 namespace {
@@ -208,9 +215,52 @@ class s3_read_ahead_state {
     ready_.notify_all();
   }
 
-  /// The bytes of a scheduled read, if it is `key` with exactly `ranges` and it succeeded.
+  /// The bytes of a scheduled read, copied into `out`, if it is `key` with exactly `ranges` and
+  /// it succeeded.
   bool take(std::string_view key, std::span<const byte_range> ranges, std::byte* out,
             std::span<uint64_t> available) {
+    return serve(key, ranges, /*in_place_capacity_bytes=*/std::nullopt, [&](group& g) { scatter(g, out, available); });
+  }
+
+  /// The receive buffer of a scheduled read, handed over without a copy, if it is `key` with
+  /// exactly `ranges`, it succeeded, its parts back to back are the layout of `read_ranges`
+  /// (packed_parts_are_read_layout) and the buffer holds `min_capacity_bytes`. Otherwise nullopt,
+  /// and a read that was not handed over for its layout or size stays for `take`.
+  std::optional<part_buffer> take_buffer(std::string_view key, std::span<const byte_range> ranges,
+                                         uint64_t min_capacity_bytes, std::span<uint64_t> available) {
+    std::optional<part_buffer> taken;
+    serve(key, ranges, min_capacity_bytes, [&](group& g) {
+      scatter(g, nullptr, available);
+      taken = std::move(g.buffer);
+      g.buffer = {};
+    });
+    return taken;
+  }
+
+ private:
+  struct group {
+    std::string key;
+    std::vector<byte_range> ranges;
+    coalesced_reads plan;
+    part_buffer buffer;                  // the parts back to back (+ record padding)
+    std::vector<uint64_t> part_offsets;  // where each part starts in `buffer`
+    bool in_place = false;               // `buffer` is the layout of read_ranges as it is
+    std::vector<s3_request> requests;  // sized once: addresses stay valid while in flight
+    std::size_t next_part = 0;
+    std::size_t pending = 0;
+    uint64_t bytes = 0;
+    bool failed = false;
+    bool abandoned = false;
+  };
+
+  static bool finished(const group& g) { return g.pending == 0 && g.next_part == g.requests.size(); }
+
+  /// Find the group of `key` with exactly `ranges` (and, given `in_place_capacity_bytes`, whose
+  /// buffer can be handed over with that capacity), let the groups scheduled before it go (the
+  /// reader skipped them), wait until it is fetched and, when it succeeded, `use` it. Returns
+  /// whether it was used.
+  bool serve(std::string_view key, std::span<const byte_range> ranges,
+             std::optional<uint64_t> in_place_capacity_bytes, const std::function<void(group&)>& use) {
     std::unique_lock lock(mutex_);
     auto found = std::find_if(groups_.begin(), groups_.end(), [&](const std::unique_ptr<group>& g) {
       return !g->abandoned && g->key == key && std::equal(g->ranges.begin(), g->ranges.end(), ranges.begin(), ranges.end(),
@@ -221,19 +271,17 @@ class s3_read_ahead_state {
     });
     if (found == groups_.end()) return false;
     group* wanted = found->get();
+    if (in_place_capacity_bytes &&
+        !(wanted->in_place && wanted->buffer.capacity_bytes >= *in_place_capacity_bytes)) {
+      return false;  // stays for a copying take
+    }
     // Reads scheduled before this one were skipped by the reader: let them go.
     for (auto it = groups_.begin(); it != found; ++it) (*it)->abandoned = true;
     release_done_abandoned();
     ready_.wait(lock, [&] { return stopped_ || finished(*wanted); });
     bool served = false;
     if (!stopped_ && !wanted->failed) {
-      std::vector<const std::byte*> data(wanted->buffers.size());
-      std::vector<uint64_t> received(wanted->buffers.size());
-      for (std::size_t p = 0; p < wanted->buffers.size(); ++p) {
-        data[p] = wanted->buffers[p].data.get();
-        received[p] = wanted->requests[p].received;
-      }
-      scatter_parts(wanted->plan, data, received, out, available);
+      use(*wanted);
       served = true;
     }
     if (finished(*wanted)) {
@@ -246,24 +294,20 @@ class s3_read_ahead_state {
     return served;
   }
 
- private:
-  struct group {
-    std::string key;
-    std::vector<byte_range> ranges;
-    coalesced_reads plan;
-    std::vector<part_buffer> buffers;
-    std::vector<s3_request> requests;  // sized once: addresses stay valid while in flight
-    std::size_t next_part = 0;
-    std::size_t pending = 0;
-    uint64_t bytes = 0;
-    bool failed = false;
-    bool abandoned = false;
-  };
+  /// Copy a fetched group's parts into `out` (nullptr: only `available`) along its plan.
+  static void scatter(const group& g, std::byte* out, std::span<uint64_t> available) {
+    std::vector<const std::byte*> data(g.plan.parts.size());
+    std::vector<uint64_t> received(g.plan.parts.size());
+    for (std::size_t p = 0; p < g.plan.parts.size(); ++p) {
+      data[p] = g.buffer.data.get() + g.part_offsets[p];
+      received[p] = g.requests[p].received;
+    }
+    scatter_parts(g.plan, data, received, out, available);
+  }
 
-  static bool finished(const group& g) { return g.pending == 0 && g.next_part == g.requests.size(); }
   void erase(group* g) {
     held_bytes_ -= g->bytes;
-    for (part_buffer& b : g->buffers) core_.part_buffers.give(std::move(b));
+    core_.part_buffers.give(std::move(g->buffer));
     if (g == current_) current_ = nullptr;
     std::erase_if(groups_, [&](const std::unique_ptr<group>& p) { return p.get() == g; });
   }
@@ -303,23 +347,24 @@ class s3_read_ahead_state {
         g->ranges = std::move(read.ranges);
         if (!check_ranges(g->ranges, g->key).ok()) g->ranges.clear();  // the reader reports it
         g->plan = coalesce_ranges(g->ranges, options.coalesce_gap_bytes, options.part_bytes);
-        g->buffers.resize(g->plan.parts.size());
-        g->requests.resize(g->plan.parts.size());
+        g->part_offsets = packed_part_offsets(g->plan);
+        g->in_place = packed_parts_are_read_layout(g->plan);
+        for (const coalesced_part& part : g->plan.parts) g->bytes += part.length_bytes;
+        // One buffer for the whole read (its parts back to back, then the record padding), so
+        // that a read laid out as the reader wants it is handed over without a copy.
+        try {
+          if (!g->plan.parts.empty()) g->buffer = core_.part_buffers.take(g->bytes + record_padding_bytes);
+          g->requests.resize(g->plan.parts.size());
+        } catch (const std::exception&) {
+          g->failed = true;  // the reader's own read reports it
+          g->bytes = 0;
+        }
         const std::string url = core_.client.object_url(core_.bucket_key(g->key));
         const std::string name = core_.display(g->key);
-        for (std::size_t p = 0; p < g->plan.parts.size(); ++p) {
-          const coalesced_part& part = g->plan.parts[p];
-          try {
-            g->buffers[p] = core_.part_buffers.take(part.length_bytes);
-          } catch (const std::exception&) {
-            g->failed = true;  // the reader's own read reports it
-            g->buffers.clear();
-            g->requests.clear();
-            break;
-          }
-          g->requests[p] = core_.part_request(g->key, url, name, part, g->buffers[p].data.get());
+        for (std::size_t p = 0; p < g->requests.size(); ++p) {
+          g->requests[p] = core_.part_request(g->key, url, name, g->plan.parts[p],
+                                              g->buffer.data.get() + g->part_offsets[p]);
           g->requests[p].user = g.get();
-          g->bytes += part.length_bytes;
         }
         held_bytes_ += g->bytes;
         current_ = g.get();
@@ -425,6 +470,22 @@ class s3_object_reader final : public object_reader {
                                 display_name(), out.size(), offset_bytes, offset_bytes + available, available));
     }
     return status::success();
+  }
+
+  [[nodiscard]] std::optional<taken_bytes> take_ranges(std::span<const byte_range> ranges, std::size_t padding_bytes,
+                                                       std::span<uint64_t> available) const override {
+    const auto total = total_range_bytes(ranges, key_);
+    if (!total || *total > std::numeric_limits<uint64_t>::max() - padding_bytes) return std::nullopt;
+    auto taken = core_->take_buffer_from_read_ahead(key_, ranges, *total + padding_bytes, available);
+    if (!taken || !taken->data) return std::nullopt;
+    s3_counters& counters = core_->client.counters();
+    counters.reads_ahead.fetch_add(1, std::memory_order_relaxed);
+    counters.reads_in_place.fetch_add(1, std::memory_order_relaxed);
+    const uint64_t capacity = taken->capacity_bytes;
+    return taken_bytes(taken->data.release(), static_cast<std::size_t>(capacity),
+                       [core = core_, capacity](std::byte* data) {
+                         core->part_buffers.give(part_buffer{std::unique_ptr<std::byte[]>(data), capacity});
+                       });
   }
 
   [[nodiscard]] status read_ranges(std::span<const byte_range> ranges, std::byte* out,
@@ -623,7 +684,10 @@ class s3_source final : public trial_source {
     std::string text = fmt::format("s3: {} request(s), {:.1f} MiB received, {} retried", c.requests.load(),
                                    static_cast<double>(c.bytes_received.load()) / (1 << 20), c.retries.load());
     const int64_t ahead = c.reads_ahead.load(), direct = c.reads_direct.load();
-    if (ahead + direct > 0) text += fmt::format("; {} of {} event-file reads fetched ahead", ahead, ahead + direct);
+    if (ahead + direct > 0) {
+      text += fmt::format("; {} of {} event-file reads fetched ahead ({} handed over without a copy)", ahead,
+                          ahead + direct, c.reads_in_place.load());
+    }
     std::lock_guard lock(c.mutex);
     if (!c.retry_reasons.empty()) {
       std::vector<std::string> reasons;
@@ -730,6 +794,21 @@ class s3_source final : public trial_source {
 };
 
 }  // namespace
+
+std::optional<part_buffer> s3_core::take_buffer_from_read_ahead(std::string_view key,
+                                                                std::span<const byte_range> ranges,
+                                                                uint64_t min_capacity_bytes,
+                                                                std::span<uint64_t> available) const {
+  std::vector<std::shared_ptr<s3_read_ahead_state>> active;
+  {
+    std::lock_guard lock(mutex);
+    active = read_aheads;
+  }
+  for (const auto& state : active) {
+    if (auto taken = state->take_buffer(key, ranges, min_capacity_bytes, available)) return taken;
+  }
+  return std::nullopt;
+}
 
 bool s3_core::take_from_read_ahead(std::string_view key, std::span<const byte_range> ranges, std::byte* out,
                                    std::span<uint64_t> available) const {

@@ -7,6 +7,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -36,6 +39,32 @@ inline constexpr uint64_t max_ranges_total_bytes = uint64_t{1} << 40;
 /// they add up to more than max_ranges_total_bytes, so nothing is allocated or fetched for it.
 [[nodiscard]] result<uint64_t> total_range_bytes(std::span<const byte_range> ranges, std::string_view name);
 
+/// @brief A buffer a source hands over with the bytes of a read (its own receive buffer) instead
+/// of copying them into the caller's; given back to the source when destroyed. Move-only.
+class taken_bytes {
+ public:
+  /// Gives `data` back to its source (`release(data)`); called once, from any thread.
+  using release_fn = std::function<void(std::byte*)>;
+
+  taken_bytes() = default;
+  /// `capacity_bytes` writable bytes at `data`, owned until `release` takes them back.
+  taken_bytes(std::byte* data, std::size_t capacity_bytes, release_fn release)
+      : data_(data, std::move(release)), capacity_bytes_(capacity_bytes) {}
+
+  [[nodiscard]] std::byte* data() const noexcept { return data_.get(); }
+  [[nodiscard]] std::size_t capacity_bytes() const noexcept { return capacity_bytes_; }
+  explicit operator bool() const noexcept { return data_ != nullptr; }
+  /// Give the buffer back now.
+  void reset() noexcept {
+    data_.reset();
+    capacity_bytes_ = 0;
+  }
+
+ private:
+  std::unique_ptr<std::byte, release_fn> data_{nullptr, release_fn()};
+  std::size_t capacity_bytes_ = 0;
+};
+
 /// @brief One open object of a trial, read by byte ranges. Implementations are thread-safe for
 /// concurrent reads (no shared cursor).
 class object_reader {
@@ -61,6 +90,21 @@ class object_reader {
   /// local files read them one by one. Errors: io_error when a read fails (after retries).
   [[nodiscard]] virtual status read_ranges(std::span<const byte_range> ranges, std::byte* out,
                                            std::span<uint64_t> available) const;
+
+  /// @brief The bytes of `ranges` in a buffer the source hands over, without a copy, when it
+  /// already holds them laid out as read_ranges would write them (the S3 read-ahead's receive
+  /// buffer of exactly this read). The buffer holds at least the sum of the lengths plus
+  /// `padding_bytes` writable bytes after them; `available` is set as by read_ranges. Returns
+  /// nullopt — nothing read, nothing consumed — when the source has no such buffer (local files,
+  /// reads that were not fetched ahead, or whose coalesced parts include gaps between ranges): the
+  /// caller then calls read_ranges. Errors: none (a failed fetch-ahead also gives nullopt, and
+  /// read_ranges reports it).
+  [[nodiscard]] virtual std::optional<taken_bytes> take_ranges(std::span<const byte_range> ranges,
+                                                               std::size_t padding_bytes,
+                                                               std::span<uint64_t> available) const {
+    (void)ranges, (void)padding_bytes, (void)available;
+    return std::nullopt;
+  }
 
   /// @brief Re-read the size of an object that may have grown or appeared (live trials).
   /// Errors: io_error.
