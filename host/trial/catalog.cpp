@@ -836,6 +836,10 @@ struct catalog::state {
   // ---- one pass over the folder ----
   result<std::size_t> load_pass() {
     std::size_t loaded = 0;
+    // The end marker first: smdebug writes it after every index and event file, so a marker
+    // seen before the listings start means they list everything the job wrote (looked for after
+    // them, a marker written in between would end a live trial without its last steps).
+    const auto end_marker = source->object_size(end_marker_name);
     TRIALSTAT_RETURN_IF_ERROR(load_collections());
 
     std::vector<std::string> files;
@@ -916,7 +920,6 @@ struct catalog::state {
       }
     }
 
-    const auto end_marker = source->object_size(end_marker_name);
     training_ended = end_marker.has_value() && end_marker->has_value();
     if (loaded > 0 || blocks_dirty) rebuild();
     update_completeness();
