@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <future>
 #include <limits>
 #include <map>
 #include <set>
@@ -840,6 +841,17 @@ struct catalog::state {
     // seen before the listings start means they list everything the job wrote (looked for after
     // them, a marker written in between would end a live trial without its last steps).
     const auto end_marker = source->object_size(end_marker_name);
+    // A remote source lists events/ flat whatever the folder filter says, so its listing does
+    // not wait for the index files: it runs beside the collections and index reads, and its
+    // round trips (a request per 1,000 keys) overlap theirs. (In a group the ranks share the
+    // listing; locally the filter saves opening the step folders, so it waits.)
+    std::vector<std::string> early_event_files;
+    std::future<status> early_events_listing;
+    if (options.scan_missing_index && source->is_remote() && !(options.group && options.group->size > 1)) {
+      early_events_listing = std::async(std::launch::async, [this, &early_event_files] {
+        return list_files("events", early_event_files, events_start_after);
+      });
+    }
     TRIALSTAT_RETURN_IF_ERROR(load_collections());
 
     std::vector<std::string> files;
@@ -893,7 +905,14 @@ struct catalog::state {
     take_index_keys(std::move(to_load));
 
     if (options.scan_missing_index) {
-      if (status listed = list_files("events", files, events_start_after, indexed_step_folder()); !listed.ok()) {
+      status listed = status::success();
+      if (early_events_listing.valid()) {
+        listed = early_events_listing.get();
+        files = std::move(early_event_files);
+      } else {
+        listed = list_files("events", files, events_start_after, indexed_step_folder());
+      }
+      if (!listed.ok()) {
         // What the index files gave stays loaded and consistent; the caller may retry.
         if (loaded > 0 || blocks_dirty) rebuild();
         update_completeness();
