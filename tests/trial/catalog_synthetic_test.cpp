@@ -274,6 +274,51 @@ TEST(CatalogScan, WithoutADeclaredWorkerCountEveryStepFolderIsListed) {
   EXPECT_EQ(flatten(cat, 5, "worker_1", false).size(), flatten(cat, 5, "worker_0", false).size());
 }
 
+/// A local source on which the training job "finishes" right after the catalog's first listing
+/// of events/ (its last listing of a pass): step 55's event and index files, then the end
+/// marker, appear.
+class finishing_source final : public ::trialstat::testing_support::forwarding_source {
+ public:
+  finishing_source(std::shared_ptr<const io::trial_source> inner, fs::path root, fs::path held)
+      : forwarding_source(std::move(inner)), root_(std::move(root)), held_(std::move(held)) {}
+  status list_share(std::string_view sub, std::string_view start_after, int share, int shares,
+                    std::vector<io::object_info>& out, const io::folder_filter& skip_folder) const override {
+    status listed = inner().list_share(sub, start_after, share, shares, out, skip_folder);
+    if (sub == "events" && !finished_) {
+      finished_ = true;
+      fs::rename(held_ / "index.json", root_ / index_rel(55, "worker_0"));
+      fs::rename(held_ / "events.tfevents", root_ / event_rel(55, "worker_0"));
+      write_text(root_ / "training_job_end.ts", "");
+    }
+    return listed;
+  }
+
+ private:
+  fs::path root_, held_;
+  mutable bool finished_ = false;
+};
+
+TEST(CatalogLive, AnEndMarkerWrittenDuringAPassDoesNotEndTheTrialWithoutItsLastStep) {
+  // The marker is looked for before the listings: seen after them, it would say "ended" while
+  // the step written just before it was not listed, and a live reader would stop without it.
+  TRIALSTAT_REQUIRE_SHARED_TRIALS(golden);
+  scratch_dir scratch("catalog_end_marker_race");
+  const fs::path root = copy_trial(golden, "dead_relu", scratch);
+  const fs::path held = scratch.path / "held";
+  fs::create_directories(held);
+  fs::rename(root / index_rel(55, "worker_0"), held / "index.json");
+  fs::rename(root / event_rel(55, "worker_0"), held / "events.tfevents");
+  fs::remove(root / "training_job_end.ts");  // the job is still running
+  auto source = std::make_shared<finishing_source>(io::open_trial_source(root.string()).value(), root, held);
+  auto cat = catalog::open(source).value();
+  EXPECT_FALSE(cat.training_ended()) << "the marker came after the listing: not seen in this pass";
+  EXPECT_EQ(cat.steps(mode::global, true), range(0, 50, 5));
+  EXPECT_EQ(cat.refresh().value(), 1u);
+  EXPECT_TRUE(cat.training_ended());
+  EXPECT_EQ(cat.steps(), range(0, 55, 5));
+  EXPECT_TRUE(cat.warnings().empty()) << warnings_text(cat);
+}
+
 TEST(CatalogScan, EveryGoldenTrialScansLikeItsIndex) {
   TRIALSTAT_REQUIRE_SHARED_TRIALS(golden);
   // Without any index file, scanning the event files gives every record the index lists (all
