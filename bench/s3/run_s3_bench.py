@@ -13,7 +13,9 @@ S3-compatible server (moto's server mode, as the tests use):
            it transferred counted by a proxy in front of the server;
   smdebug: smdebug 1.0.34 computing the same moments from the same bucket (only with --smdebug,
            on a smaller trial: it downloads whole objects one by one);
-  rss    : peak RSS of `stats` on two trial sizes (the in-flight budget bounds it).
+  rss    : peak RSS of `stats` on two trial sizes (the in-flight budget bounds it);
+  cpu    : CPU seconds of the server and of the client (curl or trialstat) during `raw` of every
+           object and during `stats`, to say which side is the bottleneck; every sample is kept.
 
 Trials come from the project's own example trainer. Usage:
   bench/s3/run_s3_bench.py --build build [--bytes 1G] [--big-bytes 4G] [--smdebug-bytes 100M]
@@ -51,6 +53,17 @@ def timed(cmd, env, stdout=subprocess.DEVNULL):
     if done.returncode not in (0, 1):
         raise SystemExit(f"{cmd} failed ({done.returncode}): {done.stderr[-2000:]}")
     return elapsed, done
+
+
+def server_cpu_s(server):
+    """CPU seconds (user + system) the loopback server's process has used so far."""
+    fields = pathlib.Path(f"/proc/{server.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_s():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def peak_rss_mb(cmd, env):
@@ -128,12 +141,20 @@ def main():
         upload(client, trial, "main")
         event_bytes = sum(p.stat().st_size for p in trial.rglob("*.tfevents"))
         raw, raw_all, raw_parts, stats, local = [], [], [], [], []
+        # Where the CPU went, per run: the server's, and the client's (curl or trialstat).
+        cpu = {"raw_all_server": [], "raw_all_client": [], "stats_server": [], "stats_client": []}
         stats_cmd = [cli, "stats", f"s3://{BUCKET}/main", "--format", "json", "--bins", "0", "--no-progress"]
         for _ in range(args.repeat):
             raw.append(raw_fetch(moto.endpoint, trial, "main"))
+            server, client = server_cpu_s(moto), children_cpu_s()
             raw_all.append(raw_fetch(moto.endpoint, trial, "main", pattern="*"))
+            cpu["raw_all_server"].append(server_cpu_s(moto) - server)
+            cpu["raw_all_client"].append(children_cpu_s() - client)
             raw_parts.append(raw_fetch(moto.endpoint, trial, "main", part_bytes=8 << 20))
+            server, client = server_cpu_s(moto), children_cpu_s()
             stats.append(timed(stats_cmd, env)[0])
+            cpu["stats_server"].append(server_cpu_s(moto) - server)
+            cpu["stats_client"].append(children_cpu_s() - client)
             # The same command on the local folder (page cache warm): the processing alone.
             local.append(timed([cli, "stats", str(trial), *stats_cmd[3:]], env)[0])
         raw_s, stats_s = statistics.median(raw), statistics.median(stats)
@@ -148,6 +169,9 @@ def main():
         results["stats_s"] = stats_s
         results["stats_mb_s"] = event_bytes / stats_s / 1e6
         results["stats_vs_raw"] = raw_s / stats_s
+        results.update({f"cpu_{name}_s": statistics.median(values) for name, values in cpu.items()})
+        results["samples_s"] = {"raw": raw, "raw_all": raw_all, "raw_parts": raw_parts, "stats": stats,
+                                "local": local}
         proxy = s3_server.CountingProxy(moto.port)
         try:
             penv = env_for(proxy.endpoint)
