@@ -7,6 +7,7 @@ trial replayed into the bucket while `watch s3://` runs gets the local verdicts.
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import threading
@@ -131,6 +132,9 @@ def test_stats_rules_info_identical_on_example_trials(server, example_trials):
         b = run_cli(["stats", remote, "--format", "json"], env)
         assert len(a.stdout.splitlines()) > 50
         assert a.stdout == b.stdout, name
+        # The reads fetched ahead reached the statistics in their receive buffers (no copy).
+        handed_over = re.search(r"\((\d+) handed over without a copy\)", b.stderr)
+        assert handed_over and int(handed_over.group(1)) > 0, b.stderr[-2000:]
         rules = ["--rule", "ExplodingTensor", "--rule", "LossNotDecreasing", "--rule", "WeightUpdateRatio",
                  "--rule", "AllZero", "--param", "collection_names=weights"]
         a = run_cli(["rules", str(local), *rules, "--format", "json"], env)
