@@ -80,7 +80,7 @@ void add_source_options(CLI::App* cmd) {
   cmd->add_option("--s3-max-in-flight", f.max_in_flight, "S3: requests in flight at once (default 32)");
   cmd->add_option("--s3-coalesce-gap", f.coalesce_gap_bytes,
                   "S3: fetch record ranges closer than this many bytes together (default 65536)");
-  cmd->add_option("--s3-budget-mb", f.budget_mb, "S3: MiB fetched ahead of the reader at most (default 256)");
+  cmd->add_option("--s3-budget-mb", f.budget_mb, "S3: MiB fetched ahead of the reader at most (default 128)");
   cmd->add_option("--s3-max-attempts", f.max_attempts, "S3: tries per request (default 6)");
   cmd->add_option("--s3-timeout-ms", f.timeout_ms, "S3: per-request timeout (default 120000)");
 }

@@ -31,9 +31,11 @@ struct s3_options {
   /// Environment: TRIALSTAT_S3_PART_BYTES.
   uint64_t part_bytes = uint64_t{16} << 20;
   /// Bytes fetched ahead of the reader (in flight plus fetched and not yet consumed) at most:
-  /// what bounds the memory of an S3 read, whatever the trial's size.
-  /// Environment: TRIALSTAT_S3_BUDGET_BYTES.
-  uint64_t in_flight_budget_bytes = uint64_t{256} << 20;
+  /// what bounds the memory of an S3 read, whatever the trial's size. 128 MiB keeps 16 MiB parts
+  /// of eight reads in flight (about 1 GB/s at 100 ms per request); every buffer of the budget
+  /// is fresh memory the first time it fills, which 256 MiB paid for a 1 GB trial without reading
+  /// it faster (bench/RESULTS.md, "S3 trials"). Environment: TRIALSTAT_S3_BUDGET_BYTES.
+  uint64_t in_flight_budget_bytes = uint64_t{128} << 20;
   /// Tries per request (first try included) on 5xx, 429/SlowDown, connection resets, timeouts
   /// and bodies shorter than asked. Environment: TRIALSTAT_S3_MAX_ATTEMPTS.
   int max_attempts = 6;
