@@ -146,15 +146,15 @@ def main():
         stats_cmd = [cli, "stats", f"s3://{BUCKET}/main", "--format", "json", "--bins", "0", "--no-progress"]
         for _ in range(args.repeat):
             raw.append(raw_fetch(moto.endpoint, trial, "main"))
-            server, client = server_cpu_s(moto), children_cpu_s()
+            server, client_cpu = server_cpu_s(moto), children_cpu_s()
             raw_all.append(raw_fetch(moto.endpoint, trial, "main", pattern="*"))
             cpu["raw_all_server"].append(server_cpu_s(moto) - server)
-            cpu["raw_all_client"].append(children_cpu_s() - client)
+            cpu["raw_all_client"].append(children_cpu_s() - client_cpu)
             raw_parts.append(raw_fetch(moto.endpoint, trial, "main", part_bytes=8 << 20))
-            server, client = server_cpu_s(moto), children_cpu_s()
+            server, client_cpu = server_cpu_s(moto), children_cpu_s()
             stats.append(timed(stats_cmd, env)[0])
             cpu["stats_server"].append(server_cpu_s(moto) - server)
-            cpu["stats_client"].append(children_cpu_s() - client)
+            cpu["stats_client"].append(children_cpu_s() - client_cpu)
             # The same command on the local folder (page cache warm): the processing alone.
             local.append(timed([cli, "stats", str(trial), *stats_cmd[3:]], env)[0])
         raw_s, stats_s = statistics.median(raw), statistics.median(stats)
