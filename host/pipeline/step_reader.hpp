@@ -51,7 +51,7 @@ class event_file_bytes {
   memory::pool_lease lease_;        // pinned buffer from the executor's pool (kept)
   io::mapped_bytes mapping_;        // the whole file, mapped (kept until the next load)
   io::taken_bytes taken_;           // a source's receive buffer, handed over (until the next load)
-  std::span<const std::byte> data_; // the loaded bytes: in lease_, buffer_ or mapping_
+  std::span<const std::byte> data_; // the loaded bytes: in lease_, buffer_, mapping_ or taken_
   std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> ranges_;  // start → (offset, available)
   std::vector<uint64_t> available_;  // remote reads: bytes present per range
   bool whole_ = false;

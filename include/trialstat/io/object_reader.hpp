@@ -95,10 +95,10 @@ class object_reader {
   /// already holds them laid out as read_ranges would write them (the S3 read-ahead's receive
   /// buffer of exactly this read). The buffer holds at least the sum of the lengths plus
   /// `padding_bytes` writable bytes after them; `available` is set as by read_ranges. Returns
-  /// nullopt — nothing read, nothing consumed — when the source has no such buffer (local files,
-  /// reads that were not fetched ahead, or whose coalesced parts include gaps between ranges): the
-  /// caller then calls read_ranges. Errors: none (a failed fetch-ahead also gives nullopt, and
-  /// read_ranges reports it).
+  /// nullopt when the source has no such buffer (local files, reads that were not fetched ahead,
+  /// or whose coalesced parts include gaps between ranges, which stay fetched for read_ranges to
+  /// copy): the caller then calls read_ranges. Errors: none here (a fetch-ahead that failed also
+  /// gives nullopt, and read_ranges fetches again and reports what still fails).
   [[nodiscard]] virtual std::optional<taken_bytes> take_ranges(std::span<const byte_range> ranges,
                                                                std::size_t padding_bytes,
                                                                std::span<uint64_t> available) const {
