@@ -50,6 +50,23 @@ measure "rules (default), mpirun -np 2" "${mpi[@]}" -np 2 "$bin" rules "$big"
 measure "rules, np 2, split by steps (halo reads)" "${mpi[@]}" -x TRIALSTAT_MPI_SPLIT=steps -np 2 "$bin" rules "$big"
 measure "mpirun -np 1 trialstat info (start-up cost)" "${mpi[@]}" -np 1 "$bin" info "$big"
 
+# A 1 GB trial of few large steps (9 MB per step and worker): the statistics, not the catalog,
+# are the work. The default `stats`, and `stats --log-hist` (seconds of work per GB), show how
+# the gain of 2 ranks grows with the work per process against Open MPI's fixed start and end.
+wide="$work/wide"
+[[ -d $wide ]] || "$bin" example --out "$wide" --target-bytes "$big_bytes" --workers 2 --width 1024 --threads 1 >/dev/null
+echo "== 1b wide trial: $(du -sh "$wide" | cut -f1), $(find "$wide/events" -name '*.tfevents' | wc -l) event files"
+find "$wide/events" -name "*.tfevents" -exec cat {} + >/dev/null  # page cache
+for extra in "" "--log-hist"; do
+  measure "wide stats json $extra, no mpirun" "$bin" stats "$wide" --format json $extra --output "$out"
+  measure "wide stats json $extra, mpirun -np 1" "${mpi[@]}" -np 1 "$bin" stats "$wide" --format json $extra --output "$out"
+  measure "wide stats json $extra, mpirun -np 2" "${mpi[@]}" -np 2 "$bin" stats "$wide" --format json $extra --output "$out"
+done
+measure "wide rules (default), mpirun -np 1" "${mpi[@]}" -np 1 "$bin" rules "$wide"
+measure "wide rules (default), mpirun -np 2" "${mpi[@]}" -np 2 "$bin" rules "$wide"
+# Open MPI's own start and end for 2 ranks on this node (no trialstat work at all).
+measure "mpirun -np 2 trialstat --version (MPI start, end)" "${mpi[@]}" -np 2 "$bin" --version
+
 scale="$work/scale_${scale_steps}x${scale_workers}"
 if [[ ! -d $scale ]]; then
   /usr/bin/time -f "%e s" -o "$work/gen.txt" "$bin" example --out "$scale" --workers "$scale_workers" \
