@@ -142,32 +142,37 @@ struct s3_core {
     return r;
   }
 
-  /// Fetch `ranges` of `key` now (coalesced, concurrently) into `out` (see read_ranges).
+  /// Fetch `ranges` of `key` now (coalesced, concurrently) into `out` (see read_ranges). Parts
+  /// that, back to back, already are the read's layout (packed_parts_are_read_layout) are
+  /// received straight into `out`; otherwise into one pooled buffer, then copied along the plan.
   status fetch_ranges(std::string_view key, std::span<const byte_range> ranges, std::byte* out,
                       std::span<uint64_t> available) const {
     TRIALSTAT_RETURN_IF_ERROR(check_ranges(ranges, display(key)));
     const coalesced_reads plan =
         coalesce_ranges(ranges, client.options().coalesce_gap_bytes, client.options().part_bytes);
-    std::vector<part_buffer> buffers(plan.parts.size());
-    struct give_back {
-      part_buffer_pool& pool;
-      std::vector<part_buffer>& buffers;
-      ~give_back() {
-        for (part_buffer& b : buffers) pool.give(std::move(b));
-      }
-    } returned{part_buffers, buffers};
-    std::vector<s3_request> requests(plan.parts.size());
+    const std::vector<uint64_t> offsets = packed_part_offsets(plan);
     const std::string url = client.object_url(bucket_key(key));
     const std::string name = display(key);
-    for (std::size_t p = 0; p < plan.parts.size(); ++p) {
+    part_buffer staging;
+    struct give_back {
+      part_buffer_pool& pool;
+      part_buffer& buffer;
+      ~give_back() { pool.give(std::move(buffer)); }
+    } returned{part_buffers, staging};
+    std::byte* base = out;
+    if (!packed_parts_are_read_layout(plan)) {
+      const uint64_t total = plan.parts.empty() ? 0 : offsets.back() + plan.parts.back().length_bytes;
       try {
-        buffers[p] = part_buffers.take(plan.parts[p].length_bytes);
+        staging = part_buffers.take(total);
       } catch (const std::exception&) {
         return status(error_code::out_of_memory,
-                      fmt::format("{}: cannot allocate {} bytes for the range at byte {}", name,
-                                  plan.parts[p].length_bytes, plan.parts[p].offset_bytes));
+                      fmt::format("{}: cannot allocate {} bytes for its ranges", name, total));
       }
-      requests[p] = part_request(key, url, name, plan.parts[p], buffers[p].data.get());
+      base = staging.data.get();
+    }
+    std::vector<s3_request> requests(plan.parts.size());
+    for (std::size_t p = 0; p < plan.parts.size(); ++p) {
+      requests[p] = part_request(key, url, name, plan.parts[p], base + offsets[p]);
     }
     std::size_t next = 0;
     client.run([&]() -> s3_request* { return next < requests.size() ? &requests[next++] : nullptr; },
@@ -176,10 +181,10 @@ struct s3_core {
     std::vector<uint64_t> received(plan.parts.size());
     for (std::size_t p = 0; p < plan.parts.size(); ++p) {
       if (!requests[p].outcome.ok()) return requests[p].outcome;
-      data[p] = buffers[p].data.get();
+      data[p] = base + offsets[p];
       received[p] = requests[p].received;
     }
-    scatter_parts(plan, data, received, out, available);
+    scatter_parts(plan, data, received, base == out ? nullptr : out, available);
     return status::success();
   }
 
