@@ -7,7 +7,8 @@
 #                                              targets of tests/fuzz (run: scripts/fuzz.sh)
 #   scripts/sanitize.sh tsan [ctest args...]   TSan (gcc) over the threaded parts: statistics
 #                                              pipeline and step reader pool, watch and actions,
-#                                              ranks as threads (build-tsan/)
+#                                              ranks as threads, the capture writer thread
+#                                              (build-tsan/)
 # Both compile at -O1 -g, without CUDA and the Python module (an instrumented extension needs the
 # sanitizer runtime preloaded into python), and with TRIALSTAT_UNINSTRUMENTED_KERNELS: the CPU
 # kernels (kernels/*_cpu.cpp) are compiled with -fno-sanitize=all. Their always-inline vector lane
@@ -51,14 +52,15 @@ case "$kind" in
   tsan)
     dir=build-tsan
     san="-fsanitize=thread"
-    targets=(test_pipeline test_live test_hostile test_distributed test_kernels)
+    targets=(test_pipeline test_live test_hostile test_distributed test_kernels test_capture)
     # The reader thread + consumer (pipeline, step readers), watch / rule sessions / actions (child
     # processes, inotify thread), ranks as threads (catalog loaded by a group, distributed
     # statistics over a thread transport), and the CPU worker pool (kernels/common/cpu_parallel.hpp):
     # the kernels are uninstrumented and this tree has no OpenMP (a thread budget of 1), so
-    # CpuWorkerPool drives the pool itself, from an instrumented test file.
+    # CpuWorkerPool drives the pool itself, from an instrumented test file; the capture writer
+    # (training thread enqueues, one writer thread applies; close from another thread).
     # The suites of those programs named below (the CUDA ones skip without a GPU).
-    tests=(-R "^(Actions|BuiltinRulesEndToEnd|CatalogGroup|Commands|CpuWorkerPool|DistributedStatistics|Hostile[A-Za-z]+|RuleConfigActions|RuleSession|ShrinkingFiles|SkippedRecords|StopSignal|StreamUnfinished|Watch|XgboostRulesEndToEnd|batch_split|pinned_pool|step_reader_map|step_reader_pool)\.")
+    tests=(-R "^(Actions|BuiltinRulesEndToEnd|CaptureWriter|CatalogGroup|Commands|CpuWorkerPool|DistributedStatistics|Hostile[A-Za-z]+|RuleConfigActions|RuleSession|ShrinkingFiles|SkippedRecords|StopSignal|StreamUnfinished|Watch|XgboostRulesEndToEnd|batch_split|pinned_pool|step_reader_map|step_reader_pool)\.")
     export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
     ;;
   *)

@@ -95,9 +95,10 @@ status validate_header(const event_header& h) {
     return {error_code::invalid_argument,
             fmt::format("tensor record '{}': negative global step {}", h.tag, h.step)};
   }
-  if (h.mode_step < 0) {
+  // −1: a mode never stepped (smdebug stamps a scalar flushed right after set_mode so).
+  if (h.mode_step < -1) {
     return {error_code::invalid_argument,
-            fmt::format("tensor record '{}': negative mode step {}", h.tag, h.mode_step)};
+            fmt::format("tensor record '{}': mode step {} < -1", h.tag, h.mode_step)};
   }
   const int m = static_cast<int>(h.mode);
   if (m < 1 || m > 4) {

@@ -92,14 +92,20 @@ tensorboard_event_file& tensorboard_event_file::operator=(tensorboard_event_file
 result<tensorboard_event_file> tensorboard_event_file::create(const std::filesystem::path& dir,
                                                               double wall_time) {
   const auto seconds = static_cast<int64_t>(std::floor(wall_time));
-  const auto path = dir / fmt::format("events.out.tfevents.{}.{}", seconds, host_name());
-  auto opened = detail::output_file::create(path, std::size_t{1} << 20);
+  return create_at(dir / fmt::format("events.out.tfevents.{}.{}", seconds, host_name()), wall_time);
+}
+
+result<tensorboard_event_file> tensorboard_event_file::create_at(
+    const std::filesystem::path& file_path, std::optional<double> file_version_wall_time) {
+  auto opened = detail::output_file::create(file_path, std::size_t{1} << 20);
   if (!opened) return opened.error_status();
   auto s = std::make_unique<state>();
   s->file = std::move(*opened);
-  s->event.set_wall_time(wall_time);
-  s->event.set_file_version("brain.Event:2");
-  TRIALSTAT_RETURN_IF_ERROR(s->write_event());
+  if (file_version_wall_time) {
+    s->event.set_wall_time(*file_version_wall_time);
+    s->event.set_file_version("brain.Event:2");
+    TRIALSTAT_RETURN_IF_ERROR(s->write_event());
+  }
   return tensorboard_event_file(std::move(s));
 }
 

@@ -63,6 +63,35 @@ struct compiled_collection {
   std::set<std::string> members;
 };
 
+/// Validate `specs` (see `validate_collection_specs`) and compile their regexes.
+result<std::vector<compiled_collection>> compile_collections(std::span<const collection_spec> specs) {
+  std::vector<compiled_collection> out;
+  out.reserve(specs.size());
+  std::set<std::string_view> names;
+  for (const auto& c : specs) {
+    if (c.name.empty()) {
+      return status(error_code::invalid_argument, "trial writer: a collection has no name");
+    }
+    if (!names.insert(c.name).second) {
+      return status(error_code::invalid_argument,
+                    fmt::format("trial writer: collection '{}' given twice", c.name));
+    }
+    compiled_collection cc;
+    for (const auto& rx : c.include_regex) {
+      auto compiled = trial::name_regex::compile(rx);
+      if (!compiled) {
+        return status(error_code::invalid_argument,
+                      fmt::format("trial writer: collection '{}': {}", c.name,
+                                  compiled.error_status().message()));
+      }
+      cc.regexes.push_back(std::move(*compiled));
+    }
+    cc.members.insert(c.tensor_names.begin(), c.tensor_names.end());
+    out.push_back(std::move(cc));
+  }
+  return out;
+}
+
 }  // namespace
 
 struct trial_writer::state {
@@ -82,6 +111,9 @@ struct trial_writer::state {
   int64_t step = 0;
   trialstat::mode step_mode = trialstat::mode::train;
   int64_t mode_step = 0;
+  // What the step's records carry in their plugin data (set_record_mode); the index keeps the above.
+  trialstat::mode record_mode = trialstat::mode::train;
+  int64_t record_mode_step = 0;
   detail::output_file event_file;
   std::vector<index_entry> tensor_entries;
   std::vector<shape_entry> shape_entries;
@@ -103,17 +135,25 @@ struct trial_writer::state {
   }
 
   void note_member(std::string_view name) {
+    if (!options.match_members_by_regex) return;
     const std::string_view base = base_tensor_name(name);
     auto [it, inserted] = seen_names.emplace(base);
-    if (!inserted) return;
+    if (inserted) match_member(*it);
+  }
+
+  void match_member(const std::string& name) {
     for (auto& c : collections) {
       for (const auto& rx : c.regexes) {
-        if (rx.search(*it)) {
-          collections_dirty |= c.members.insert(*it).second;
+        if (rx.search(name)) {
+          collections_dirty |= c.members.insert(name).second;
           break;
         }
       }
     }
+  }
+
+  event_header record_header(double wall_time, std::string_view name) const {
+    return {wall_time, step, name, record_mode, record_mode_step};
   }
 
   status append_record(std::string_view name, const result<record_parts>& parts) {
@@ -278,28 +318,9 @@ result<trial_writer> trial_writer::create(const std::filesystem::path& root, std
                   fmt::format("trial writer: num_workers must be >= 1, got {}", options.num_workers));
   }
   auto s = std::make_unique<state>();
-  std::set<std::string> names;
-  for (const auto& c : options.collections) {
-    if (c.name.empty()) {
-      return status(error_code::invalid_argument, "trial writer: a collection has no name");
-    }
-    if (!names.insert(c.name).second) {
-      return status(error_code::invalid_argument,
-                    fmt::format("trial writer: collection '{}' given twice", c.name));
-    }
-    compiled_collection cc;
-    for (const auto& rx : c.include_regex) {
-      auto compiled = trial::name_regex::compile(rx);
-      if (!compiled) {
-        return status(error_code::invalid_argument,
-                      fmt::format("trial writer: collection '{}': {}", c.name,
-                                  compiled.error_status().message()));
-      }
-      cc.regexes.push_back(std::move(*compiled));
-    }
-    cc.members.insert(c.tensor_names.begin(), c.tensor_names.end());
-    s->collections.push_back(std::move(cc));
-  }
+  auto compiled = compile_collections(options.collections);
+  if (!compiled) return compiled.error_status();
+  s->collections = std::move(*compiled);
   std::error_code ec;
   std::filesystem::create_directories(root, ec);
   if (ec || !std::filesystem::is_directory(root, ec)) {
@@ -325,7 +346,7 @@ status trial_writer::begin_step(int64_t global_step, trialstat::mode m, int64_t 
             fmt::format("begin_step {}: step {} is still open (call end_step first)", global_step,
                         s.step)};
   }
-  if (global_step < 0 || mode_step < 0) {
+  if (global_step < 0 || mode_step < -1) {
     return {error_code::invalid_argument,
             fmt::format("begin_step: negative step (global {}, mode step {})", global_step,
                         mode_step)};
@@ -344,8 +365,27 @@ status trial_writer::begin_step(int64_t global_step, trialstat::mode m, int64_t 
   s.step = global_step;
   s.step_mode = m;
   s.mode_step = mode_step;
+  s.record_mode = m;
+  s.record_mode_step = mode_step;
   s.tensor_entries.clear();
   s.shape_entries.clear();
+  return status::success();
+}
+
+status trial_writer::set_record_mode(trialstat::mode m, int64_t mode_step) {
+  auto& s = *state_;
+  TRIALSTAT_RETURN_IF_ERROR(s.require_step("set_record_mode"));
+  const int mode_number = static_cast<int>(m);
+  if (mode_number < 1 || mode_number > 4) {
+    return {error_code::invalid_argument,
+            fmt::format("set_record_mode: mode number {} is not 1..4", mode_number)};
+  }
+  if (mode_step < -1) {
+    return {error_code::invalid_argument,
+            fmt::format("set_record_mode: mode step {} < -1", mode_step)};
+  }
+  s.record_mode = m;
+  s.record_mode_step = mode_step;
   return status::success();
 }
 
@@ -353,7 +393,7 @@ status trial_writer::add_tensor(std::string_view name, const tensor_view& tensor
                                 std::optional<double> wall_time) {
   auto& s = *state_;
   TRIALSTAT_RETURN_IF_ERROR(s.require_step(fmt::format("add_tensor '{}'", name)));
-  const event_header h{wall_time.value_or(now_seconds()), s.step, name, s.step_mode, s.mode_step};
+  const event_header h = s.record_header(wall_time.value_or(now_seconds()), name);
   return s.append_record(name, encode_tensor_record_parts(h, tensor, s.options.footer));
 }
 
@@ -361,7 +401,7 @@ status trial_writer::add_strings(std::string_view name, std::span<const std::str
                                  std::optional<double> wall_time) {
   auto& s = *state_;
   TRIALSTAT_RETURN_IF_ERROR(s.require_step(fmt::format("add_strings '{}'", name)));
-  const event_header h{wall_time.value_or(now_seconds()), s.step, name, s.step_mode, s.mode_step};
+  const event_header h = s.record_header(wall_time.value_or(now_seconds()), name);
   return s.append_record(name, encode_string_record_parts(h, values, s.options.footer));
 }
 
@@ -426,6 +466,26 @@ status trial_writer::end_step() {
 void trial_writer::abandon_step() noexcept { state_->abandon(); }
 
 status trial_writer::write_collections() { return state_->write_collections(); }
+
+status trial_writer::set_collections(std::vector<collection_spec> collections) {
+  auto& s = *state_;
+  if (s.closed) {
+    return {error_code::invalid_argument,
+            fmt::format("set_collections: the writer for '{}' ({}) is closed", s.root.string(),
+                        s.worker)};
+  }
+  auto compiled = compile_collections(collections);
+  if (!compiled) return compiled.error_status();
+  s.collections = std::move(*compiled);
+  s.options.collections = std::move(collections);
+  for (const auto& name : s.seen_names) s.match_member(name);
+  s.collections_dirty = true;
+  return status::success();
+}
+
+status validate_collection_specs(std::span<const collection_spec> collections) {
+  return compile_collections(collections).error_status();
+}
 
 status trial_writer::close(bool write_end_marker) {
   auto& s = *state_;

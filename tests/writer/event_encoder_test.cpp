@@ -274,6 +274,8 @@ TEST(EventEncoder, RejectsBadInput) {
             error_code::invalid_argument);
   EXPECT_EQ(code({1.0, 1, "t", mode::train, -3}, {d, dtype::float32, shape, 4}),
             error_code::invalid_argument);
+  // −1 is what smdebug stamps on a scalar flushed right after set_mode (HOOK_API §6.5).
+  EXPECT_EQ(code({1.0, 1, "t", mode::eval, -1}, {d, dtype::float32, shape, 4}), error_code::ok);
   EXPECT_EQ(code({1.0, 1, "t", static_cast<mode>(7), 1}, {d, dtype::float32, shape, 4}),
             error_code::invalid_argument);
   EXPECT_EQ(code(ok, {d, dtype::float32, bad_shape, 4}), error_code::invalid_argument);

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -377,4 +378,86 @@ TEST(TrialWriter, ReportsMisuse) {
   const auto index = read_text(root / "index/000000000/000000000005_worker_0.json");
   EXPECT_NE(index.find(R"("tensorname": "smdebug/reductions/abs_l2/x")"), std::string::npos);
   fs::remove_all(root);
+}
+
+TEST(TrialWriter, RecordModeStampsRecordsNotTheIndex) {
+  const auto root = trialstat::testing::make_scratch_dir("writer_record_mode");
+  auto w = tw::trial_writer::create(root, "worker_0");
+  ASSERT_TRUE(w.has_value());
+  const auto v = random_floats(2, 7);
+  const std::vector<int64_t> shape = {2};
+  EXPECT_EQ(w->set_record_mode(mode::eval, 0).code(), error_code::invalid_argument);  // no step
+  ASSERT_TRUE(w->begin_step(6, mode::train, 5).ok());
+  ASSERT_TRUE(w->add_tensor("a", f32_view(v, shape), 1.0).ok());
+  EXPECT_EQ(w->set_record_mode(mode::eval, -1).code(), error_code::invalid_argument);
+  ASSERT_TRUE(w->set_record_mode(mode::eval, 2).ok());
+  ASSERT_TRUE(w->add_tensor("b", f32_view(v, shape), 1.0).ok());
+  ASSERT_TRUE(w->end_step().ok());
+  ASSERT_TRUE(w->begin_step(7, mode::train, 6).ok());  // reset to the step's own mode
+  ASSERT_TRUE(w->add_tensor("c", f32_view(v, shape), 1.0).ok());
+  ASSERT_TRUE(w->close(false).ok());
+
+  const auto plugin = [](const smdebug::Event& e) {
+    const auto& pd = e.summary().value(0).metadata().plugin_data();
+    return std::make_pair(pd.Get(1).content(), pd.Get(0).content());  // (mode, mode_step)
+  };
+  for (const auto& [step, expected] :
+       std::vector<std::pair<int64_t, std::vector<std::pair<std::string, std::string>>>>{
+           {6, {{"1", "5"}, {"2", "2"}}}, {7, {{"1", "6"}}}}) {
+    const auto index = nlohmann::json::parse(read_text(root / tw::trial_writer::index_file_path(step, "worker_0")));
+    EXPECT_EQ(index["meta"]["mode"], "TRAIN");
+    const auto events = read_bytes(root / tw::trial_writer::event_file_path(step, "worker_0"));
+    std::vector<std::pair<std::string, std::string>> got;
+    for (const auto& e : index["tensor_payload"]) {
+      const auto start = e["start_idx"].get<std::ptrdiff_t>();
+      const auto length = e["length"].get<std::ptrdiff_t>();
+      trialstat::testing::proto_record rec;
+      ASSERT_TRUE(trialstat::testing::parse_proto_record(
+          {events.begin() + start, events.begin() + start + length}, rec));
+      got.push_back(plugin(rec.event));
+    }
+    EXPECT_EQ(got, expected) << "step " << step;
+  }
+  fs::remove_all(root);
+}
+
+TEST(TrialWriter, MembersAsSuppliedOrByRegexAndSetCollections) {
+  const auto v = random_floats(2, 8);
+  const std::vector<int64_t> shape = {2};
+  const auto members = [](const fs::path& root) {
+    const auto doc = nlohmann::json::parse(read_text(root / tw::trial_writer::collections_file_path("worker_0")));
+    std::map<std::string, std::vector<std::string>> out;
+    for (const auto& [name, c] : doc["collections"].items()) {
+      out[name] = c["tensor_names"].get<std::vector<std::string>>();
+    }
+    return out;
+  };
+  for (const bool by_regex : {true, false}) {
+    const auto root = trialstat::testing::make_scratch_dir("writer_members");
+    tw::writer_options options;
+    options.collections.push_back({.name = "weights", .include_regex = {"weight"}, .tensor_names = {"z.weight"}});
+    options.match_members_by_regex = by_regex;
+    auto w = tw::trial_writer::create(root, "worker_0", options);
+    ASSERT_TRUE(w.has_value());
+    ASSERT_TRUE(w->begin_step(0, mode::train, 0).ok());
+    ASSERT_TRUE(w->add_tensor("fc.weight", f32_view(v, shape)).ok());
+    ASSERT_TRUE(w->add_tensor("fc.bias", f32_view(v, shape)).ok());
+    ASSERT_TRUE(w->end_step().ok());
+    ASSERT_TRUE(w->write_collections().ok());
+    using names = std::vector<std::string>;
+    EXPECT_EQ(members(root)["weights"], (by_regex ? names{"fc.weight", "z.weight"} : names{"z.weight"}));
+    // Replaced collections: regex members are re-derived from the names written so far.
+    tw::collection_spec bad{.name = "b", .include_regex = {"(unclosed"}};
+    EXPECT_EQ(w->set_collections({bad}).code(), error_code::invalid_argument);
+    ASSERT_TRUE(w->set_collections({{.name = "biases", .include_regex = {"bias"}, .tensor_names = {"b.bias", "a.bias"}},
+                                    {.name = "weights", .tensor_names = {"fc.weight"}}})
+                    .ok());
+    ASSERT_TRUE(w->close(false).ok());  // rewrites the file: the collections changed
+    const auto m = members(root);
+    ASSERT_EQ(m.size(), 2u);
+    EXPECT_EQ(m.at("biases"), (by_regex ? names{"a.bias", "b.bias", "fc.bias"} : names{"a.bias", "b.bias"}));
+    EXPECT_EQ(m.at("weights"), names{"fc.weight"});
+    EXPECT_EQ(w->set_collections({}).code(), error_code::invalid_argument);  // closed
+    fs::remove_all(root);
+  }
 }

@@ -39,6 +39,11 @@ namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace trialstat::python {
+/// `_core.CaptureWriter` (capture_bindings.cpp).
+void bind_capture(nb::module_& m);
+}  // namespace trialstat::python
+
+namespace trialstat::python {
 namespace {
 
 constexpr double nan_value = std::numeric_limits<double>::quiet_NaN();
@@ -843,4 +848,6 @@ NB_MODULE(_core, m) {
     const auto resolved = unwrap(pipeline::resolve_backend(choice));
     return std::make_pair(std::string(stats::backend_name(resolved.backend)), resolved.reason);
   });
+
+  bind_capture(m);
 }

@@ -54,7 +54,9 @@ struct event_header {
   int64_t step = 0;        ///< global step of the file; must be >= 0
   std::string_view tag;    ///< tensor name (or `smdebug/reductions/...`); must be non-empty
   trialstat::mode mode = trialstat::mode::train;  ///< plugin data "mode" (its number)
-  int64_t mode_step = 0;   ///< plugin data "mode_step" (decimal); must be >= 0
+  /// plugin data "mode_step" (decimal); >= −1 (−1: a mode that has not stepped yet, which
+  /// smdebug writes for a scalar flushed right after `set_mode`, HOOK_API §6.5)
+  int64_t mode_step = 0;
 };
 
 /// @brief One record in three pieces; the record is `head + content + tail`.

@@ -7,8 +7,9 @@
 /// then one record per scalar (`Summary.Value.simple_value`, float32) or histogram
 /// (`Summary.Value.histo`, a HistogramProto). `Event.step` is the global step.
 ///
-/// The file is `<dir>/events.out.tfevents.<seconds>.<host>` (TensorBoard picks up any name
-/// containing "tfevents"), written through `<name>.tmp` and renamed by `close`, so a TensorBoard
+/// `create` names the file `<dir>/events.out.tfevents.<seconds>.<host>` (TensorBoard picks up
+/// any name containing "tfevents"); `create_at` takes the exact path, e.g. the smdebug hook's
+/// `<tb_dir>/<MODE>/<S12>_<pid>_<hostname>.tfevents` (FORMAT §1, §10). Either is written through `<name>.tmp` and renamed by `close`, so a TensorBoard
 /// watching the folder never reads a half-written file under its final name. Streaming: records
 /// go through a small buffer, memory does not grow with the number of records.
 #pragma once
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -51,6 +53,16 @@ class tensorboard_event_file {
   [[nodiscard]] static result<tensorboard_event_file> create(const std::filesystem::path& dir,
                                                              double wall_time);
 
+  /// @brief Create the file `file_path` exactly (its folder and parents too), written as
+  /// `<file_path>.tmp` until `close`. An existing file of that name is replaced at `close`.
+  /// @param file_version_wall_time  set: the first record is `Event{wall_time, file_version:
+  ///   "brain.Event:2"}`, as `create` writes; nullopt: no such record — smdebug's hook
+  ///   (`FileWriter(wtype="tensorboard")`) starts with the first summary.
+  /// Errors: io_error naming the `.tmp` path or the folder.
+  /// Source: smdebug/core/writer.py FileWriter, core/locations.py TensorboardFileLocation.
+  [[nodiscard]] static result<tensorboard_event_file> create_at(
+      const std::filesystem::path& file_path, std::optional<double> file_version_wall_time);
+
   /// @brief Append a scalar (float32, as TensorBoard stores them). `tag` is used as given
   /// (pass it through `tensorboard_tag`). Errors: io_error.
   [[nodiscard]] status add_scalar(int64_t step, double wall_time, std::string_view tag, float value);
@@ -64,7 +76,7 @@ class tensorboard_event_file {
 
   /// @brief The file's final path.
   [[nodiscard]] const std::filesystem::path& path() const noexcept;
-  /// @brief Records written so far (the file_version event included).
+  /// @brief Records written so far (the file_version event included, when there is one).
   [[nodiscard]] int64_t records() const noexcept;
 
  private:

@@ -61,9 +61,10 @@ struct save_config_spec {
 struct collection_spec {
   std::string name;
   std::vector<std::string> include_regex;  ///< e.g. "^(?!gradient).*weight"
-  /// Members listed explicitly. The writer adds every tensor it writes (the base name, for
-  /// reduction records and shapes too) whose name matches one of `include_regex` (re.search),
-  /// as smdebug does; the file lists the union, sorted and unique.
+  /// Members listed explicitly. With `writer_options::match_members_by_regex` (the default) the
+  /// writer adds every tensor it writes (the base name, for reduction records and shapes too)
+  /// whose name matches one of `include_regex` (re.search), as smdebug does; the file lists the
+  /// union, sorted and unique. Without it the file lists exactly these names (sorted, unique).
   std::vector<std::string> tensor_names;
   bool save_raw_tensor = true;
   std::string reductions;  ///< comma list as smdebug writes it, e.g. "min,max,l2_norm"; "" = none
@@ -85,6 +86,11 @@ struct collection_spec {
 /// for losses. Matches the golden `vanishing` trial's file.
 [[nodiscard]] std::vector<collection_spec> pytorch_default_collections(int64_t save_interval);
 
+/// @brief Check collection specs as `trial_writer::create` does: every collection named, no name
+/// twice, every `include_regex` compiles with Python `re` semantics (`trial::name_regex`).
+/// @return ok or invalid_argument naming the collection. Synchronous, thread-safe.
+[[nodiscard]] status validate_collection_specs(std::span<const collection_spec> collections);
+
 /// @brief Options for `trial_writer::create`.
 struct writer_options {
   /// `_meta.num_workers` of the collections file: how many workers write this trial (>= 1).
@@ -96,6 +102,12 @@ struct writer_options {
   /// Write the collections file after the first finished step (so a live reader knows
   /// `num_workers` early) as well as on close. false: on close only.
   bool write_collections_early = true;
+  /// true (smdebug's FileWriter users, the default): collection members grow by `include_regex`
+  /// matching of the names written (see `collection_spec::tensor_names`). false: the collections
+  /// file lists exactly the `tensor_names` supplied (by `collections` or `set_collections`) —
+  /// for a caller that computes membership itself, like the PyTorch hook, where only *saved*
+  /// collections record names (HOOK_API §3.4).
+  bool match_members_by_regex = true;
   /// Event-file write buffer size in bytes; element bytes of tensors at least this large bypass
   /// the buffer. Clamped to [4 KiB, 64 MiB].
   std::size_t buffer_bytes = std::size_t{1} << 20;
@@ -125,8 +137,17 @@ class trial_writer {
   /// @brief Start a step. Files use the global step; `m`/`mode_step` go into each record's
   /// plugin data and the index file's `meta` (FORMAT §5).
   /// @return invalid_argument when a step is already open, when `global_step` < 0, `mode_step`
-  ///   < 0 or `global_step` is not greater than the previous step's; errors from a closed writer.
+  ///   < −1 (−1: a mode not stepped yet, as smdebug stamps it) or `global_step` is not greater
+  ///   than the previous step's; errors from a closed writer.
   [[nodiscard]] status begin_step(int64_t global_step, trialstat::mode m, int64_t mode_step);
+
+  /// @brief Stamp the records appended from now until the end of the open step with `m` and
+  /// `mode_step` in their plugin data (FORMAT §5), while the index file's `meta` keeps the values
+  /// given to `begin_step`. This is what smdebug writes after a mid-step `set_mode` (HOOK_API
+  /// §6.2, §6.5). `begin_step` resets the record mode to the step's own.
+  /// @return invalid_argument when no step is open, `m` is not 1..4 or `mode_step` < −1 (smdebug
+  ///   stamps −1 for a mode never stepped, HOOK_API §6.5).
+  [[nodiscard]] status set_record_mode(trialstat::mode m, int64_t mode_step);
 
   /// @brief Append one raw tensor record to the step's event file (created on the first call of
   /// the step) and list it in the index (`tensor_payload`, in call order). The bytes are written
@@ -165,6 +186,14 @@ class trial_writer {
 
   /// @brief Drop the open step: close and delete its `.tmp` event file; nothing is published.
   void abandon_step() noexcept;
+
+  /// @brief Replace the collections (names, regexes, members, configs) that every later
+  /// collections-file write uses; `close` then rewrites the file even if it was written before.
+  /// With `match_members_by_regex`, the members become the given `tensor_names` plus every name
+  /// written so far that matches the new regexes.
+  /// @return invalid_argument as `validate_collection_specs` (the old collections stay), or for a
+  ///   closed writer.
+  [[nodiscard]] status set_collections(std::vector<collection_spec> collections);
 
   /// @brief (Re)write the collections file now (tmp + rename), with the members seen so far.
   /// No-op when `writer_options::collections` is empty. Errors: io_error.
