@@ -4,7 +4,7 @@
 # then configure and build (Release) into ./build. Safe to run again.
 #   scripts/setup.sh [extra cmake -D options...]
 # Environment: BUILD_DIR (default build), BUILD_TYPE (default Release), SKIP_APT=1 to skip apt,
-# SKIP_PYTHON=1 to skip the Python venvs, SKIP_PIP_INSTALL=1 to skip the wheel and its install
+# SKIP_PYTHON=1 to skip the Python venvs, SKIP_TORCH=1 to skip torch (.venv-torch), SKIP_PIP_INSTALL=1 to skip the wheel and its install
 # into .venv (the build tree still builds trialstat._core for the tests), PYTHON (default python3).
 # The engine is built once: the wheel ($BUILD_DIR/dist/trialstat-*.whl, installed into .venv) is
 # packed from this build, and ccache (when installed) caches compilations across build folders.
@@ -69,6 +69,21 @@ if [[ "${SKIP_PYTHON:-0}" != "1" ]]; then
   # BokehJS for `trialstat report`: only the bundle is used (cmake/bokehjs.cmake), so no deps.
   .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -r tools/python/requirements-report.txt
   .venv-smdebug/bin/python -m pip install -q --disable-pip-version-check -r tools/python/requirements-smdebug.txt
+  # torch, once, for both venvs (tools/python/requirements-torch.txt says why). SKIP_TORCH=1 skips
+  # it: trialstat never needs torch, and the hook's tests then skip (in CI they fail instead).
+  if [[ "${SKIP_TORCH:-0}" != "1" ]]; then
+    torch_pin=$(grep -E '^torch==' tools/python/requirements-torch.txt)
+    if [[ ! -f ".venv-torch/${torch_pin/==/-}.dist-info/METADATA" ]]; then
+      rm -rf .venv-torch
+      .venv/bin/python -m pip install -q --disable-pip-version-check --target .venv-torch \
+        -r tools/python/requirements-torch.txt
+    fi
+    for venv in .venv .venv-smdebug; do
+      site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+      echo "$PWD/.venv-torch" > "$site/trialstat-torch.pth"
+    done
+    echo "setup: [${SECONDS}s] torch ready (.venv-torch)"
+  fi
   python_cmake=(-DTRIALSTAT_BUILD_PYTHON=ON "-DPython_EXECUTABLE=$PWD/.venv/bin/python")
   echo "setup: [${SECONDS}s] Python venvs ready"
 fi

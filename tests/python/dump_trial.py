@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Dump what an analysis library answers about a trial, for the parity tests.
 
-    python dump_trial.py --lib smdebug|trialstat TRIAL OUT_PREFIX
+    python dump_trial.py --lib smdebug|trialstat TRIAL OUT_PREFIX [TRIAL OUT_PREFIX ...]
 
 Runs the same sequence of smdebug-API calls through either smdebug 1.0.34 (in .venv-smdebug)
 or trialstat (in .venv) and writes OUT_PREFIX.json (names, steps, maps, shapes, reductions,
@@ -165,13 +165,17 @@ def dump(lib, path):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--lib", choices=["smdebug", "trialstat"], required=True)
-    parser.add_argument("trial")
-    parser.add_argument("out")
+    parser.add_argument("trial_and_out", nargs="+", metavar="TRIAL OUT_PREFIX",
+                        help="one or more pairs: a trial and the prefix of its dump")
     args = parser.parse_args()
-    out, arrays = dump(args.lib, args.trial)
-    with open(args.out + ".json", "w") as f:
-        json.dump(out, f)
-    np.savez(args.out + ".npz", **arrays)
+    pairs = args.trial_and_out
+    if len(pairs) % 2:
+        parser.error("expected pairs of TRIAL OUT_PREFIX")
+    for trial, prefix in zip(pairs[::2], pairs[1::2]):
+        out, arrays = dump(args.lib, trial)
+        with open(prefix + ".json", "w") as f:
+            json.dump(out, f)
+        np.savez(prefix + ".npz", **arrays)
     return 0
 
 
