@@ -5,6 +5,7 @@ collections file FORMAT.md §8)."""
 import re
 
 from ..exceptions import SMDebugError, SMDebugTypeError
+from ..trial import Collection as AnalysisCollection
 from .reduction_config import ReductionConfig
 from .save_config import SaveConfig
 
@@ -47,9 +48,10 @@ DEFAULT_PYTORCH_COLLECTIONS = {
 }
 
 
-class Collection:
-    """A named group of tensors. Membership: a name is in the collection when it is in
-    ``tensor_names`` or one of ``include_regex`` matches it anywhere (Python ``re.search``).
+class Collection(AnalysisCollection):
+    """A named group of tensors (the analysis side's ``trialstat.Collection`` with the hook's
+    typed configs). Membership: a name is in the collection when it is in ``tensor_names`` or one
+    of ``include_regex`` matches it anywhere (Python ``re.search``).
 
     name: str; include_regex: list of str; tensor_names: set of str (a list is converted);
     reduction_config: ReductionConfig or None (None: the hook's); save_config: SaveConfig, a dict
@@ -59,28 +61,9 @@ class Collection:
 
     def __init__(self, name, include_regex=None, tensor_names=None, reduction_config=None,
                  save_config=None, save_histogram=True):
-        self.name = name
-        self.include_regex = list(include_regex) if include_regex is not None else []
-        self.reduction_config = reduction_config
-        self.save_config = save_config
-        self.save_histogram = save_histogram
-        self.tensor_names = tensor_names
+        super().__init__(name, include_regex, tensor_names, reduction_config, save_config, save_histogram)
         self._modules = {}
-        self._compiled = None
-
-    @property
-    def tensor_names(self):
-        return self._tensor_names
-
-    @tensor_names.setter
-    def tensor_names(self, names):
-        if names is None:
-            names = set()
-        elif isinstance(names, list):
-            names = set(names)
-        elif not isinstance(names, set):
-            raise SMDebugTypeError("tensor_names can only be list or set")
-        self._tensor_names = names
+        self._compiled = []
 
     @property
     def reduction_config(self):
@@ -105,16 +88,17 @@ class Collection:
                 f"save_config={config} must be of type SaveConfig or type Dict[ModeKeys, SaveConfigMode]")
         self._save_config = config
 
-    def include(self, regex):
-        """Append a regex (str) or a list of them."""
-        if isinstance(regex, list):
-            for r in regex:
-                self.include(r)
-        elif isinstance(regex, str):
-            self.include_regex.append(regex)
-            self._compiled = None
-        else:
-            raise SMDebugTypeError("Can only include str or list")
+    @property
+    def save_raw_tensor(self):
+        return self._reduction_config is None or self._reduction_config.save_raw_tensor
+
+    @property
+    def save_shape(self):
+        return self._reduction_config is not None and self._reduction_config.save_shape
+
+    @property
+    def reductions(self):
+        return self._reduction_config.to_json_dict()["reductions"] if self._reduction_config else ""
 
     def add_module_tensors(self, module, inputs=False, outputs=True):
         """Save the inputs and/or outputs of a registered submodule in this collection (its
@@ -125,20 +109,11 @@ class Collection:
     def modules(self):
         return self._modules
 
-    def has_tensor_name(self, name):
-        return name in self._tensor_names
-
-    def add_tensor_name(self, name):
-        self._tensor_names.add(name)
-
-    def remove_tensor_name(self, name):
-        self._tensor_names.discard(name)
-
     def matches(self, name):
         """Whether ``name`` is a member (explicit name or ``re.search`` of a regex)."""
         if name in self._tensor_names:
             return True
-        if self._compiled is None or len(self._compiled) != len(self.include_regex):
+        if len(self._compiled) != len(self.include_regex):
             self._compiled = [re.compile(r) for r in self.include_regex]
         return any(rx.search(name) for rx in self._compiled)
 
@@ -150,13 +125,12 @@ class Collection:
                 "save_config": self.save_config.to_json_dict() if self.save_config else None,
                 "save_histogram": self.save_histogram}
 
-    def __hash__(self):
-        return hash(self.name)
-
     def __eq__(self, other):
         if not isinstance(other, Collection):
             return NotImplemented
         return self is other or self.to_json_dict() == other.to_json_dict()
+
+    __hash__ = AnalysisCollection.__hash__
 
     def __repr__(self):
         return f"<class Collection: name={self.name}>"

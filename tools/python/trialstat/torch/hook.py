@@ -215,9 +215,10 @@ class Hook:
         self._record_key = None          # (mode, mode step) of the records being written
         self._errors = []
         self._error_count = 0
+        self._final_counters = {}        # the writer's counters at close (capture_counters)
+        self._raise_deferred = None      # raise_errors inside close(): raised once it finished
         self._warned = set()
         self._needs_close = False
-        self._closing = False
 
         singleton.set_hook(self)
         atexit.register(self._close_at_exit)
@@ -396,8 +397,12 @@ class Hook:
             module.register_forward_hook(self._forward_hook)
             self._deferred_compiled.append(root)
         else:
+            # keep_wrapper_names on a compiled module: Dynamo must not trace the hook (it fails
+            # on the module-keyed name table, "already tracked for mutation"); a graph break per
+            # hooked call instead, as smdebug (D5).
+            forward_hook = torch._dynamo.disable(self._forward_hook) if compiled else self._forward_hook
             for _, sub in named:
-                sub.register_forward_hook(self._forward_hook)
+                sub.register_forward_hook(forward_hook)
         for pname, param in root.named_parameters():
             if param.requires_grad:
                 self._register_gradient_hook(f"{top_name}_{pname}", param)
@@ -861,41 +866,42 @@ class Hook:
         the step's files, TensorBoard files, then ``training_job_end.ts`` (not when
         ``TRAINING_JOB_NAME`` is set, as smdebug) and the claim file removed. Waits until the
         writer thread has written everything. Logs a summary of anything not saved. The hook
-        can be used again afterwards (a later forward starts a new step)."""
+        can be used again afterwards (a later forward starts a new step). With
+        ``raise_errors``, a failure found while closing raises CaptureError after the close
+        has finished (end marker written, claim file removed)."""
+        self._raise_deferred = []
+        try:
+            self._close()
+        finally:
+            deferred, self._raise_deferred = self._raise_deferred, None
+        if deferred:
+            raise CaptureError(deferred[0])
+
+    def _close(self):
         with self._capturing("close"):
-            self._closing = True
-            try:
-                self._capture_pending_gradients()
-                if not self.exported_collections or self.rewrite_collections:
-                    self.export_collections()
-                if self.scalar_cache and not self.dry_run:
-                    self._write_scalars()
-                if self._step_active and self._step_begun:
-                    self._copier.command("end_step")
-                self._step_active = False
-                self._step_begun = False
-                self._record_key = None
-                self._close_tensorboard()
-                write_marker = "TRAINING_JOB_NAME" not in os.environ
-                if self._copier is not None:
-                    self._copier.drain()
-                    self._writer.close(write_marker)
-                    self._collect_writer_errors()
-                    self._log_summary()
-                    self._writer = None
-                    self._copier = None
-                elif write_marker:
-                    _write_end_marker(self.out_dir)
-                if self._claimed:
-                    try:
-                        os.remove(os.path.join(self.out_dir, CLAIM_FILENAME))
-                    except OSError:
-                        pass
-                    self._claimed = False
-                    self.first_process = None
-                self._needs_close = False
-            finally:
-                self._closing = False
+            self._capture_pending_gradients()  # their names belong in the collections file
+            if not self.exported_collections or self.rewrite_collections:
+                self.export_collections()
+            self._finish_step()
+            write_marker = "TRAINING_JOB_NAME" not in os.environ
+            if self._copier is not None:
+                self._copier.drain()
+                self._writer.close(write_marker)
+                self._collect_writer_errors()
+                self._log_summary()
+                self._final_counters = dict(self._writer.counters())
+                self._writer = None
+                self._copier = None
+            elif write_marker:
+                _write_end_marker(self.out_dir)
+            if self._claimed:
+                try:
+                    os.remove(os.path.join(self.out_dir, CLAIM_FILENAME))
+                except OSError:
+                    pass
+                self._claimed = False
+                self.first_process = None
+            self._needs_close = False
 
     def _close_at_exit(self):
         if self._needs_close or self._writer is not None:
@@ -914,7 +920,8 @@ class Hook:
         """What the writer did: tensors_queued, tensors_written, tensors_dropped (queue full with
         ``drop_when_full``), tensors_lost (write failures), bytes_written, queue_bytes_now,
         queue_bytes_peak, errors_count (writer) — plus ``hook_errors`` (all failures seen here)."""
-        counters = dict(self._writer.counters()) if self._writer is not None else {}
+        counters = (dict(self._writer.counters()) if self._writer is not None
+                    else dict(self._final_counters))  # after close: the closed writer's
         counters["hook_errors"] = self._error_count
         return counters
 
@@ -942,6 +949,9 @@ class Hook:
             self._errors.append(message)
         logger.error("trialstat.torch: %s", message)
         if self.raise_errors:
+            if self._raise_deferred is not None:
+                self._raise_deferred.append(message)
+                return
             raise CaptureError(message)
 
     def _capturing(self, where):
