@@ -5,7 +5,9 @@
  *   - writes tiny trials by hand into WORK_DIR (TFRecord framing + protobuf bytes, no index
  *     files, so the catalog scans the event files) with hand-checked statistics;
  *   - when SHARED_TRIALS_DIR/healthy_mlp exists, checks the golden trials' steps, names and
- *     rule outcomes (../shared/trials/README.md); otherwise those checks are skipped.
+ *     rule outcomes (ctest passes the generated set, <build>/golden_trials; the schedule of
+ *     ../shared/trials/README.md); otherwise those checks are skipped — or fail where golden
+ *     trials are required (TRIALSTAT_REQUIRE_GOLDEN=1, or CI=true).
  * Prints "N passed, M failed" and exits 1 on any failure. */
 #include <errno.h>
 #include <math.h>
@@ -598,7 +600,7 @@ static void test_log_histogram(const char* work) {
   trialstat_close(trial);
 }
 
-/* ---- golden trials (../shared/trials/README.md) ------------------------------------------- */
+/* ---- golden trials (generated or ../shared/trials; README "Golden trials") ------------------- */
 
 static int golden_present(const char* shared, const char* name) {
   char path[1024];
@@ -725,6 +727,17 @@ static void test_golden(const char* shared) {
   CHECK(run_rule(shared, "healthy_mlp", "VanishingGradient") == TRIALSTAT_RULE_NO_ISSUES_FOUND);
 }
 
+/* Golden trials missing: a failure where they are required (tests/support/shared_trials.hpp):
+ * TRIALSTAT_REQUIRE_GOLDEN "1"/"0", else CI=true. */
+static int golden_required(void) {
+  const char* require = getenv("TRIALSTAT_REQUIRE_GOLDEN");
+  const char* ci = getenv("CI");
+  if (require != NULL && strcmp(require, "1") == 0) return 1;
+  if (require != NULL && strcmp(require, "0") == 0) return 0;
+  return ci != NULL &&
+         (strcmp(ci, "true") == 0 || strcmp(ci, "True") == 0 || strcmp(ci, "TRUE") == 0);
+}
+
 int main(int argc, char** argv) {
   const char* shared = argc > 1 ? argv[1] : "../shared/trials";
   const char* work = argc > 2 ? argv[2] : "capi_work";
@@ -736,6 +749,10 @@ int main(int argc, char** argv) {
   test_log_histogram(work);
   if (golden_present(shared, "healthy_mlp")) {
     test_golden(shared);
+  } else if (golden_required()) {
+    printf("FAIL: golden trials not found under %s and required here (TRIALSTAT_REQUIRE_GOLDEN=1 "
+           "or CI=true)\n", shared);
+    ++failed;
   } else {
     printf("golden trials not found under %s: skipping those checks\n", shared);
   }

@@ -4,7 +4,9 @@
 # firing where the golden pathologies are, SageMaker rule configs, and bad input (corrupt, empty,
 # truncated and huge-length records, malformed index JSON) costing only the affected records.
 #   cli_test.sh <trialstat binary> <scratch dir>
-# Golden trials: $TRIALSTAT_SHARED_TRIALS (tests needing them are skipped when it is absent).
+# Golden trials: $TRIALSTAT_SHARED_TRIALS (ctest: the generated set, <build>/golden_trials). Tests
+# needing them are skipped when it is absent — or fail where golden trials are required
+# (TRIALSTAT_REQUIRE_GOLDEN=1, or CI=true).
 set -uo pipefail
 bin=$1
 work=$2
@@ -52,7 +54,13 @@ else
   check "--device cuda without a device is an error, not a fallback" contains cuda_without_gpu.err "cuda"
 fi
 
-if [[ -z "$golden" || ! -d "$golden" ]]; then
+golden_required() {
+  case "${TRIALSTAT_REQUIRE_GOLDEN:-}" in 1) return 0 ;; 0) return 1 ;; esac
+  [[ "${CI:-}" == [Tt][Rr][Uu][Ee] ]]
+}
+if [[ -z "$golden" || ! -d "$golden" ]] && golden_required; then
+  bad "golden trials not found (\$TRIALSTAT_SHARED_TRIALS) and required here (TRIALSTAT_REQUIRE_GOLDEN=1 or CI=true)"
+elif [[ -z "$golden" || ! -d "$golden" ]]; then
   skipped=$((skipped + 1))
   echo "SKIP: golden trials not found (\$TRIALSTAT_SHARED_TRIALS); skipping golden CLI tests"
 else
@@ -151,12 +159,16 @@ PY
 
   # --- rules on the golden pathologies -------------------------------------------------------------
   run rules_exploding 1 "$bin" rules "$golden/exploding" --rule ExplodingTensor --format json
-  check "ExplodingTensor: first finding at step 17 on the loss (+Inf)" py "$work/rules_exploding.out" <<'PY'
+  check "ExplodingTensor: first finding where the loss turns +Inf (step 17)" py "$work/rules_exploding.out" "$golden/exploding.expected.json" <<'PY'
 import json, sys
 r = json.loads(open(sys.argv[1]).readline())
 assert r["rule"] == "ExplodingTensor" and r["status"] == "IssuesFound"
+expected = json.load(open(sys.argv[2]))
+inf = [x["step"] for x in expected["tensors"]["MSELoss_output_0"]["records"]
+       if x["stats"] and x["stats"]["pos_inf_count"] > 0]
+assert inf, "the exploding loss never reaches +Inf"
 first = min(r["findings"], key=lambda f: f["step"])
-assert first["step"] == 17 and first["tensor"] == "MSELoss_output_0", first
+assert first["step"] == inf[0] and first["tensor"] == "MSELoss_output_0", (first, inf[0])
 PY
   run rules_vanishing 1 "$bin" rules "$golden/vanishing" --rule VanishingGradient
   check "VanishingGradient fires on vanishing" grep -Eq '^VanishingGradient +IssuesFound' "$work/rules_vanishing.out"

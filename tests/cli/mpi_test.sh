@@ -5,7 +5,8 @@
 # and Inf from the middle on, so across range boundaries), for `stats` in every format and `rules`
 # with all 20 built-in rules; and failures ending the job with exit 2 and the rank's message.
 #   mpi_test.sh <trialstat binary> <scratch dir> <mpirun>
-# Golden trials: $TRIALSTAT_SHARED_TRIALS (skipped when absent).
+# Golden trials: $TRIALSTAT_SHARED_TRIALS (ctest: the generated set, <build>/golden_trials); skipped
+# when absent — a failure where golden trials are required (TRIALSTAT_REQUIRE_GOLDEN=1, or CI=true).
 set -uo pipefail
 bin=$1
 work=$2
@@ -79,8 +80,14 @@ cat >"$work/all_rules.json" <<JSON
 JSON
 
 trials=("$work/multi")
+golden_required() {
+  case "${TRIALSTAT_REQUIRE_GOLDEN:-}" in 1) return 0 ;; 0) return 1 ;; esac
+  [[ "${CI:-}" == [Tt][Rr][Uu][Ee] ]]
+}
 if [[ -n "$golden" && -d "$golden" ]]; then
   for t in "$golden"/*/; do trials+=("${t%/}"); done
+elif golden_required; then
+  bad "golden trials not found (\$TRIALSTAT_SHARED_TRIALS) and required here (TRIALSTAT_REQUIRE_GOLDEN=1 or CI=true)"
 else
   echo "SKIP: golden trials not found (\$TRIALSTAT_SHARED_TRIALS); only the generated trial"
 fi

@@ -1,10 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """Fixtures for the Python tests. Environment (set by run_pytest.sh / ctest):
-  TRIALSTAT_SHARED_TRIALS   folder of the golden smdebug trials (default ../shared/trials)
+  TRIALSTAT_SHARED_TRIALS   folder of the golden smdebug trials (ctest: the generated set,
+                            <build>/golden_trials, or ../shared/trials for python.trialstat.shared;
+                            default: the first complete one of REPO/build/golden_trials and
+                            ../shared/trials)
+  TRIALSTAT_REQUIRE_GOLDEN  1: a test without its golden trials fails instead of skipping; 0: it
+                            skips; unset: it fails exactly when CI=true
   TRIALSTAT_SMDEBUG_PYTHON  python of the venv with smdebug 1.0.34 (default .venv-smdebug)
   TRIALSTAT_EXAMPLE_TRIAL   the example trainer binary (default build/tools/example_trial/...)
   TRIALSTAT_CLI             the `trialstat` command (default build/tools/trialstat/trialstat)
-Tests that need one of them skip cleanly when it is absent."""
+Tests that need one of them skip cleanly when it is absent. Every test that uses the
+`shared_trials` fixture is marked `golden` (pytest -m golden selects them)."""
 import os
 import subprocess
 import sys
@@ -18,9 +24,39 @@ GOLDEN = ["healthy_mlp", "exploding", "vanishing", "dead_relu", "overfit", "redu
           "dtypes"]
 
 
+def is_golden_set(path):
+    """Whether `path` holds every golden trial and its expected.json."""
+    return all(os.path.isdir(os.path.join(path, n)) and
+               os.path.isfile(os.path.join(path, n + ".expected.json")) for n in GOLDEN)
+
+
 def shared_trials_dir():
-    return os.environ.get("TRIALSTAT_SHARED_TRIALS",
-                          os.path.abspath(os.path.join(REPO, "..", "shared", "trials")))
+    """The golden trials folder: $TRIALSTAT_SHARED_TRIALS, else the first complete one of the
+    generated set (REPO/build/golden_trials) and ../shared/trials (returned even if incomplete)."""
+    if os.environ.get("TRIALSTAT_SHARED_TRIALS"):
+        return os.environ["TRIALSTAT_SHARED_TRIALS"]
+    candidates = [os.path.join(REPO, "build", "golden_trials"),
+                  os.path.abspath(os.path.join(REPO, "..", "shared", "trials"))]
+    return next((c for c in candidates if is_golden_set(c)), candidates[-1])
+
+
+def golden_trials_required():
+    """TRIALSTAT_REQUIRE_GOLDEN=1/0, else CI=true: golden trials must be there (no skip)."""
+    require = os.environ.get("TRIALSTAT_REQUIRE_GOLDEN")
+    if require in ("0", "1"):
+        return require == "1"
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def golden_trials_or_none():
+    """The golden trials folder, or None without one — pytest.fail where they are required."""
+    path = shared_trials_dir()
+    if is_golden_set(path):
+        return path
+    if golden_trials_required():
+        pytest.fail(f"golden trials not found at {path} and required here "
+                    "(TRIALSTAT_REQUIRE_GOLDEN=1 or CI=true): run ctest's golden.make_trials")
+    return None
 
 
 def smdebug_python():
@@ -33,11 +69,21 @@ def example_trainer():
         REPO, "build", "tools", "example_trial", "trialstat-example-trial"))
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "golden: reads the golden trials (the shared_trials fixture)")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "shared_trials" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.golden)
+
+
 @pytest.fixture(scope="session")
 def shared_trials():
-    path = shared_trials_dir()
-    if not os.path.isdir(os.path.join(path, "healthy_mlp")):
-        pytest.skip(f"golden trials not found at {path}")
+    path = golden_trials_or_none()
+    if path is None:
+        pytest.skip(f"golden trials not found at {shared_trials_dir()}")
     return path
 
 

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Run the Python test suite (ctest: python.trialstat). Exits 77 (ctest: skipped) when the
 # trialstat venv or an importable trialstat is missing.
-#   run_pytest.sh REPO BUILD_DIR SHARED_TRIALS [pytest args...]
+#   run_pytest.sh REPO BUILD_DIR GOLDEN_TRIALS [pytest args...]
+# GOLDEN_TRIALS becomes $TRIALSTAT_SHARED_TRIALS: ctest passes the generated set
+# (<build>/golden_trials) or, for python.trialstat.shared (with `-m golden`), ../shared/trials.
 set -uo pipefail
 repo="$1"; build="$2"; shared="$3"; shift 3
 source "$repo/tests/support/pytest_suite.sh"

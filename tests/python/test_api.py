@@ -102,6 +102,15 @@ def test_saved_reduction_columns(shared_trials):
         assert cols["reduction_l2"][i] == float(t.reduction_value(int(step), "l2"))
 
 
+def _first_loss_step(shared, counter):
+    """The first step at which the exploding trial's loss has `counter` > 0 (expected.json: the
+    loss is +Inf from step 17 and NaN from step 51 in both golden sets)."""
+    records = _expected(shared, "exploding")["tensors"]["MSELoss_output_0"]["records"]
+    steps = [r["step"] for r in records if r["stats"] and r["stats"][counter] > 0]
+    assert steps, f"the exploding loss never has {counter} > 0"
+    return steps[0]
+
+
 def test_builtin_rules_from_python(shared_trials):
     exploding = trialstat.create_trial(os.path.join(shared_trials, "exploding"))
     results = trialstat.rules.evaluate(exploding, [
@@ -113,7 +122,7 @@ def test_builtin_rules_from_python(shared_trials):
     assert [r.status for r in results] == ["IssuesFound", "IssuesFound", "NoIssuesFound", "Error"]
     assert results[1].configuration_name == "nan-only"
     nan_steps = {f.step for f in results[1].findings}
-    assert nan_steps and min(nan_steps) == 51  # README: the loss is NaN from step 51
+    assert nan_steps and min(nan_steps) == _first_loss_step(shared_trials, "nan_count")
     assert "threshold" in results[3].status_details
     f = results[0].findings[0]
     assert f.mode == modes.TRAIN and f.worker == "worker_0" and f.tensor
@@ -186,10 +195,11 @@ def test_stats_rule(shared_trials):
     met = invoke_stats_rule(NonFinite(trial))
     loss = trial.tensor("MSELoss_output_0")
     assert met == [s for s in trial.steps() if not np.isfinite(loss.value(s))]
-    assert met and met[0] == 17  # README: +Inf from step 17
+    first_inf = _first_loss_step(shared_trials, "pos_inf_count")
+    assert met and met[0] == first_inf
     with pytest.raises(RuleEvaluationConditionMet) as info:
         invoke_stats_rule(NonFinite(trial), raise_eval_cond=True)
-    assert info.value.step == 17
+    assert info.value.step == first_inf
 
 
 def _copy_steps(src, dst, keep):

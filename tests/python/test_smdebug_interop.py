@@ -20,7 +20,7 @@ import time
 import pytest
 
 import trialstat
-from conftest import shared_trials_dir
+from conftest import golden_trials_or_none
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -505,10 +505,10 @@ def test_local_trial_and_no_refresh_signatures(tmp_path):
 
 def _notebook_trials(finished_trial):
     trials = {"smdebug_written": finished_trial}
-    shared = shared_trials_dir()
-    for name in ("healthy_mlp", "vanishing"):
-        if os.path.isdir(os.path.join(shared, name)):
-            trials[name] = os.path.join(shared, name)
+    golden = golden_trials_or_none()  # None without golden trials; fails where they are required
+    if golden is not None:
+        for name in ("healthy_mlp", "vanishing"):
+            trials[name] = os.path.join(golden, name)
     return trials
 
 

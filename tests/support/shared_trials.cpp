@@ -3,21 +3,40 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
+#include <string_view>
 #include <unistd.h>
 
 namespace trialstat::testing {
 
-std::optional<std::filesystem::path> shared_trials_dir() {
-  std::filesystem::path dir;
-  if (const char* env = std::getenv("TRIALSTAT_SHARED_TRIALS"); env != nullptr && *env != '\0') {
-    dir = env;
-  } else {
-    dir = TRIALSTAT_SHARED_TRIALS_DEFAULT;
-  }
+const std::vector<std::string>& golden_trial_names() {
+  static const std::vector<std::string> names = {"dead_relu", "dtypes",  "exploding",
+                                                 "healthy_mlp", "overfit", "reductions_only",
+                                                 "vanishing"};
+  return names;
+}
+
+bool is_golden_set(const std::filesystem::path& dir) {
   std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) return std::nullopt;
-  return dir;
+  for (const auto& name : golden_trial_names()) {
+    if (!std::filesystem::is_directory(dir / name, ec) ||
+        !std::filesystem::is_regular_file(dir / (name + ".expected.json"), ec)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<std::filesystem::path> shared_trials_dir() {
+  if (const char* env = std::getenv("TRIALSTAT_SHARED_TRIALS"); env != nullptr && *env != '\0') {
+    if (is_golden_set(env)) return std::filesystem::path(env);
+    return std::nullopt;
+  }
+  for (const char* candidate : {TRIALSTAT_GOLDEN_TRIALS_DEFAULT, TRIALSTAT_SHARED_TRIALS_DEFAULT}) {
+    if (is_golden_set(candidate)) return std::filesystem::path(candidate);
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> shared_trial_names() {
@@ -31,6 +50,19 @@ std::vector<std::string> shared_trial_names() {
   }
   std::sort(names.begin(), names.end());
   return names;
+}
+
+bool golden_trials_required() {
+  if (const char* env = std::getenv("TRIALSTAT_REQUIRE_GOLDEN"); env != nullptr) {
+    if (std::string_view(env) == "1") return true;
+    if (std::string_view(env) == "0") return false;
+  }
+  const char* ci = std::getenv("CI");
+  if (ci == nullptr) return false;
+  std::string value(ci);
+  std::transform(value.begin(), value.end(), value.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return value == "true";
 }
 
 namespace {
