@@ -197,7 +197,7 @@ class Hook:
         self._module_names = {}          # module -> name used in tensor names
         self._top_names = {}             # registered top module -> T
         self._naming_roots = {}          # registered top module -> module whose params are logged
-        self._deferred_compiled = []     # inner modules of compiled top modules (hooks at prepare)
+        self._hooked_modules = []        # modules with the forward hook (_mark_compiled_activations)
         self.has_registered_module = False
         self.has_registered_loss_module = False
         self._pending_gradients = {}     # name -> parameter (gradients="optimizer")
@@ -318,7 +318,7 @@ class Hook:
         self.prepared_collections = True
         logger.info("trialstat.torch: monitoring the collections: %s",
                     ", ".join(c.name for c in self._saved_collections))
-        self._install_compiled_activation_hooks()
+        self._mark_compiled_activations()
 
     def _complete_collection(self, coll):
         """Give ``coll`` its save config, reduction config and histogram flag (HOOK_API §3.3)."""
@@ -389,20 +389,14 @@ class Hook:
         self._module_names[module] = top_name
         self._top_names[module] = top_name
         self._naming_roots[module] = root
-        module.register_forward_pre_hook(self._forward_pre_hook)
-        if compiled and not self.keep_wrapper_names:
-            # Outputs of the top module from the eager wrapper; the submodules inside the compiled
-            # graph get (graph-breaking) hooks at the first step, only where a saved collection
-            # can match their names (_install_compiled_activation_hooks).
-            module.register_forward_hook(self._forward_hook)
-            self._deferred_compiled.append(root)
-        else:
-            # keep_wrapper_names on a compiled module: Dynamo must not trace the hook (it fails
-            # on the module-keyed name table, "already tracked for mutation"); a graph break per
-            # hooked call instead, as smdebug (D5).
-            forward_hook = torch._dynamo.disable(self._forward_hook) if compiled else self._forward_hook
-            for _, sub in named:
-                sub.register_forward_hook(forward_hook)
+        module.register_forward_pre_hook(self._compile_safe_pre_hook)
+        # Of a compiled module, the eager wrapper reports the top module's outputs; its inner
+        # root (the same outputs) gets no hook.
+        hooked = [module] + [sub for _, sub in named if sub is not root] if compiled and not \
+            self.keep_wrapper_names else [sub for _, sub in named]
+        for sub in hooked:
+            sub.register_forward_hook(self._compile_safe_forward_hook)
+        self._hooked_modules.extend(hooked)
         for pname, param in root.named_parameters():
             if param.requires_grad:
                 self._register_gradient_hook(f"{top_name}_{pname}", param)
@@ -442,21 +436,34 @@ class Hook:
                     hook._on_optimizer_step()
             self._optimizer_hook = register_optimizer_step_pre_hook(on_optimizer_step)
 
-    def _install_compiled_activation_hooks(self):
-        """Forward hooks inside compiled modules, only on submodules whose input or output names a
-        saved collection can match; each is excluded from Dynamo's graph
-        (``torch._dynamo.disable``), i.e. one graph break per hooked call (README: "torch.compile")."""
-        if not self._deferred_compiled:
-            return
-        hook = torch._dynamo.disable(self._forward_hook)
-        for root in self._deferred_compiled:
-            for name, sub in root.named_modules():
-                if sub is root:
-                    continue
-                candidates = [name + self.INPUT_TENSOR_SUFFIX + "0", name + self.OUTPUT_TENSOR_SUFFIX + "0"]
-                if any(c.matches(n) for c in self._saved_collections for n in candidates):
-                    sub.register_forward_hook(hook)
-        self._deferred_compiled = []
+    def _mark_compiled_activations(self):
+        """Decide, per hooked module, whether its forward hook runs when Dynamo traces it (inside
+        a ``torch.compile``-d module): only where a saved collection can match its input or
+        output names (``<name>_input_<i>`` / ``<name>_output_<i>``, i < 4) — each such call then
+        costs one graph break; the others trace to nothing. Eager calls always run the hook, as
+        smdebug. Stored on the module (``_trialstat_capture``), which Dynamo guards as a constant."""
+        for module in self._hooked_modules:
+            name = self._module_names[module]
+            candidates = [name + suffix + str(i) for suffix in (self.INPUT_TENSOR_SUFFIX, self.OUTPUT_TENSOR_SUFFIX)
+                          for i in range(4)]
+            wanted = any(c.matches(n) for c in self._saved_collections for n in candidates)
+            object.__setattr__(module, "_trialstat_capture", wanted)
+
+    def _compile_safe_pre_hook(self, module, inputs):
+        """The step pre-hook; when Dynamo traces it (an eager module compiled after it was
+        registered) it runs eagerly behind one graph break."""
+        if torch.compiler.is_compiling():
+            return _eager_pre_hook(self, module, inputs)
+        return self._forward_pre_hook(module, inputs)
+
+    def _compile_safe_forward_hook(self, module, inputs, outputs):
+        """The forward hook; traced by Dynamo it is nothing unless the module's names can be
+        saved (``_mark_compiled_activations``), then it runs eagerly behind a graph break."""
+        if torch.compiler.is_compiling():
+            if getattr(module, "_trialstat_capture", True):
+                return _eager_forward_hook(self, module, inputs, outputs)
+            return None
+        return self._forward_hook(module, inputs, outputs)
 
     # ----------------------------------------------------------------------------------------
     # PyTorch callbacks
@@ -974,6 +981,16 @@ class _CaptureGuard:
             return False
         self.hook._report(f"{self.where} at step {self.hook.step}: {exc_type.__name__}: {exc}")
         return True
+
+
+@torch._dynamo.disable
+def _eager_pre_hook(hook, module, inputs):
+    return hook._forward_pre_hook(module, inputs)
+
+
+@torch._dynamo.disable
+def _eager_forward_hook(hook, module, inputs, outputs):
+    return hook._forward_hook(module, inputs, outputs)
 
 
 def _is_dtensor(value):
