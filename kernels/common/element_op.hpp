@@ -163,17 +163,19 @@ TRIALSTAT_HD_INLINE Bits load_bits_unaligned(const unsigned char* p) {
                            (static_cast<wide>(w1) << (8u * size - shift)));
 }
 
-/// @brief Element `index` of a D tensor starting at `bytes`, as float64.
+/// @brief Element `index` of a D tensor starting at `bytes`, as its storage type (the raw
+/// element: float16/bfloat16 bits as uint16_t, bool as its byte).
 /// `Aligned` = the tensor start is aligned to the element size (then a plain typed load);
 /// otherwise the load makes no alignment assumption (aligned words and a funnel shift on the
 /// device, load_bits_unaligned; memcpy on the host, which compiles to an unaligned move).
 template <dtype D, bool Aligned>
-TRIALSTAT_HD_INLINE double load_as_double(const unsigned char* bytes, int64_t index) {
+TRIALSTAT_HD_INLINE typename element_traits<D>::storage load_storage(const unsigned char* bytes,
+                                                                     int64_t index) {
   using storage = typename element_traits<D>::storage;
   const unsigned char* p = bytes + index * static_cast<int64_t>(sizeof(storage));
 #if defined(__CUDA_ARCH__)
   if constexpr (Aligned || sizeof(storage) == 1) {
-    return element_traits<D>::to_double(*reinterpret_cast<const storage*>(p));
+    return *reinterpret_cast<const storage*>(p);
   } else {
     // No alignment assumed: two aligned word loads and a funnel shift (load_bits_unaligned).
     using bits_t = std::conditional_t<sizeof(storage) == 8, uint64_t,
@@ -181,13 +183,20 @@ TRIALSTAT_HD_INLINE double load_as_double(const unsigned char* bytes, int64_t in
     const bits_t bits = load_bits_unaligned<bits_t>(p);
     storage v;
     std::memcpy(&v, &bits, sizeof v);
-    return element_traits<D>::to_double(v);
+    return v;
   }
 #else
   storage v;
   std::memcpy(&v, p, sizeof v);
-  return element_traits<D>::to_double(v);
+  return v;
 #endif
+}
+
+/// @brief Element `index` of a D tensor starting at `bytes`, as float64 (load_storage, then
+/// element_traits<D>::to_double).
+template <dtype D, bool Aligned>
+TRIALSTAT_HD_INLINE double load_as_double(const unsigned char* bytes, int64_t index) {
+  return element_traits<D>::to_double(load_storage<D, Aligned>(bytes, index));
 }
 
 /// @brief Whether `address` is a multiple of the element size of D.

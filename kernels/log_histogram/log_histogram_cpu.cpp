@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// CPU twin of the log-scale histogram: per 64 Ki-element chunk, convert each 1 Ki block to
-// float64, find every value's cell (log_histogram_op.hpp) into 32-bit chunk-local counters,
-// then add the non-zero counters to the segment's row with relaxed atomic adds (exact).
+// CPU twin of the log-scale histogram. Per 64 Ki-element chunk, the lane body
+// (log_histogram_lanes_cpu.hpp, compiled per ISA) turns each 1 Ki block into ranks with the
+// table lookup of log_histogram_op.hpp (index from the bits, first rank, one comparison with
+// the exact bound), counts them into four interleaved 32-bit sub-histograms, then adds the
+// non-zero counters to the segment's row — mapped from rank to cell — with relaxed atomic adds
+// (chunks of one segment may run on different threads; integers: exact in any order).
 #include "kernels/log_histogram/log_histogram_cpu.hpp"
+
+#include "kernels/common/cpu_simd.hpp"  // first: turns FP contraction off for this file
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <string>
 
 #include "kernels/common/cpu_parallel.hpp"
@@ -15,24 +21,69 @@
 namespace trialstat::kernels {
 namespace {
 
-constexpr log_histogram_edge_table host_edges = make_log_histogram_edges();
+constexpr log_histogram_tables host_tables = make_log_histogram_tables();
+constexpr log_histogram_lookup host_lookup{host_tables.rank32, host_tables.first_rank,
+                                           host_tables.next_lower};
+constexpr int log_histogram_sub_histograms = 4;
 
-template <dtype D>
-void count_chunk(const unsigned char* bytes, int64_t begin, int64_t count, int64_t* row) {
-  alignas(64) double buf[cpu_block_elements];
-  uint32_t local[log_histogram_num_cells] = {};  // ≤ 65536 elements per chunk: no overflow
-  for (int64_t b = 0; b < count; b += cpu_block_elements) {
-    const int64_t n = std::min(count - b, cpu_block_elements);
-    const unsigned char* src = bytes + (begin + b) * element_size_v<D>;
-    for (int64_t i = 0; i < n; ++i) buf[i] = load_as_double<D, false>(src, i);
-    for (int64_t i = 0; i < n; ++i) ++local[log_histogram_cell(host_edges.edge, buf[i])];
+}  // namespace
+}  // namespace trialstat::kernels
+
+#define TRIALSTAT_CPU_KERNEL_BODY "kernels/log_histogram/log_histogram_lanes_cpu.hpp"
+#include "kernels/common/cpu_regions.hpp"
+
+namespace trialstat::kernels {
+namespace {
+
+/// Chunks of at most this many elements are flushed by walking their elements' ranks instead
+/// of every counter (a 1 KiB tensor touches a few dozen of the 1553).
+constexpr int64_t sparse_flush_elements = 512;
+
+/// Per-thread counters, zero between uses.
+struct rank_scratch {
+  alignas(64) uint32_t counters[log_histogram_sub_histograms * log_histogram_num_ranks] = {};
+};
+
+void add_to_row(int64_t* row, int rank, uint32_t count) {
+  if (count == 0) return;
+  std::atomic_ref<int64_t>(row[log_cell_of_rank(rank)])
+      .fetch_add(static_cast<int64_t>(count), std::memory_order_relaxed);
+}
+
+void count_chunk(const unsigned char* bytes, dtype type, int64_t begin, int64_t count,
+                 int64_t* row) {
+  static thread_local rank_scratch scratch;
+  uint32_t* c = scratch.counters;
+  const auto count_ranks_isa = TRIALSTAT_CPU_SELECT(count_ranks);
+  const int64_t padding = count_ranks_isa(host_lookup, bytes, type, begin, count, c);
+  c[log_rank_nan] -= static_cast<uint32_t>(padding);  // the NaN padding of the last block
+  constexpr int stride = log_histogram_num_ranks;
+  if (count <= sparse_flush_elements) {
+    // Walk the elements again (cheap next to 4 × 1553 counters): flush and re-zero the ranks
+    // they hit. The padding ranks are NaN, already taken off.
+    const auto flush = [&](int rank) {
+      uint32_t total = 0;  // mod 2^32: the padding was taken off sub-histogram 0 only
+      for (int k = 0; k < log_histogram_sub_histograms; ++k) {
+        total += c[k * stride + rank];
+        c[k * stride + rank] = 0;
+      }
+      add_to_row(row, rank, total);
+    };
+    visit_real_dtype(type, [&](auto tag) {
+      constexpr dtype D = decltype(tag)::value;
+      for (int64_t i = 0; i < count; ++i) {
+        flush(log_histogram_rank_of_element<D, false>(host_lookup, bytes, begin + i));
+      }
+    });
+    flush(log_rank_nan);
+    return;
   }
-  for (int c = 0; c < log_histogram_num_cells; ++c) {
-    if (local[c] != 0) {
-      std::atomic_ref<int64_t>(row[c]).fetch_add(static_cast<int64_t>(local[c]),
-                                                 std::memory_order_relaxed);
-    }
+  for (int r = 0; r < stride; ++r) {
+    uint32_t total = 0;  // mod 2^32 (≤ 65536 elements per chunk; see the padding above)
+    for (int k = 0; k < log_histogram_sub_histograms; ++k) total += c[k * stride + r];
+    add_to_row(row, r, total);
   }
+  std::memset(c, 0, sizeof scratch.counters);
 }
 
 }  // namespace
@@ -48,14 +99,14 @@ status compute_log_histograms_cpu(const std::byte* base, std::span<const stats::
   TRIALSTAT_RETURN_IF_ERROR(validate_segments(base, segments, "compute_log_histograms"));
   try {
     const cpu_work_plan plan = plan_cpu_chunks(segments);
-    cpu_parallel_for(static_cast<int64_t>(plan.items.size()), [&](int64_t i) {
+    int64_t work = 0;
+    for (const auto& s : segments) work += s.num_elements;
+    cpu_parallel_for(static_cast<int64_t>(plan.items.size()), work, [&](int64_t i) {
       const cpu_work_item& item = plan.items[static_cast<std::size_t>(i)];
       const auto s = static_cast<std::size_t>(item.segment);
       const auto* bytes = reinterpret_cast<const unsigned char*>(base) + segments[s].offset_bytes;
       int64_t* row = cells.data() + s * static_cast<std::size_t>(log_histogram_num_cells);
-      visit_real_dtype(segments[s].type, [&](auto tag) {
-        count_chunk<decltype(tag)::value>(bytes, item.begin, item.count, row);
-      });
+      count_chunk(bytes, segments[s].type, item.begin, item.count, row);
     });
   } catch (const std::bad_alloc&) {
     return status(error_code::out_of_memory,

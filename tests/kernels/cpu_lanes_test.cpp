@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/common/cpu_simd.hpp"
+#include "tests/kernels/for_each_isa.hpp"
 #include "kernels/histogram/histogram_cpu.hpp"
 #include "kernels/histogram/histogram_op.hpp"
 #include "kernels/moments/moments_cpu.hpp"
@@ -25,16 +26,7 @@ namespace {
 
 using kernels::cpu_isa;
 
-/// Runs `body` once per ISA level this machine supports (baseline first), restoring the limit.
-template <class Body>
-void for_each_isa(Body&& body) {
-  for (int level = 0; level <= static_cast<int>(kernels::detected_cpu_isa()); ++level) {
-    kernels::set_cpu_isa_limit(level);
-    SCOPED_TRACE(std::string("isa ") + kernels::cpu_isa_name(kernels::active_cpu_isa()));
-    body(static_cast<cpu_isa>(level));
-  }
-  kernels::set_cpu_isa_limit(-1);
-}
+using test_isa::for_each_isa;
 
 /// Bit-identical, or both NaN (which NaN payload an x86 add propagates depends on the operand
 /// order the compiler picked for a commutative instruction).

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/common/cpu_simd.hpp"
+#include "tests/kernels/for_each_isa.hpp"
 #include "kernels/common/element_op.hpp"
 #include "kernels/moments/moments_cpu.hpp"
 #include "kernels/moments/moments_op.hpp"
@@ -26,15 +27,7 @@ namespace {
 bool negative_zero(double x) { return x == 0.0 && std::signbit(x); }
 bool positive_zero(double x) { return x == 0.0 && !std::signbit(x); }
 
-template <class Body>
-void for_each_isa(Body&& body) {
-  for (int level = 0; level <= static_cast<int>(kernels::detected_cpu_isa()); ++level) {
-    kernels::set_cpu_isa_limit(level);
-    SCOPED_TRACE(std::string("isa ") + kernels::cpu_isa_name(kernels::active_cpu_isa()));
-    body();
-  }
-  kernels::set_cpu_isa_limit(-1);
-}
+using test_isa::for_each_isa;
 
 /// `values` stored as dtype `type` (float16/bfloat16 zeros are 0x0000 / 0x8000; other values
 /// of these tests are small integers, exact in every float dtype).

@@ -376,4 +376,43 @@ std::vector<std::byte> make_tensor_bytes(dtype type, int64_t n, data_mode mode, 
   return encode_values(type, values);
 }
 
+std::vector<double> log_histogram_edges_by_loop() {
+  std::vector<double> positive;
+  volatile double v = 1e-12;
+  while (v < 1e20) {
+    positive.push_back(static_cast<double>(v));
+    v = v * 1.1;
+  }
+  std::vector<double> edges;
+  for (auto it = positive.rbegin(); it != positive.rend(); ++it) edges.push_back(-*it);
+  edges.push_back(0.0);
+  edges.insert(edges.end(), positive.begin(), positive.end());
+  return edges;
+}
+
+log_histogram_ref log_histogram_counts(const std::vector<double>& values,
+                                       const std::vector<double>& edges) {
+  log_histogram_ref r;
+  r.counts.assign(edges.size() - 1, 0);
+  for (double x : values) {
+    if (std::isnan(x)) {
+      ++r.nan;
+    } else if (x == std::numeric_limits<double>::infinity()) {
+      ++r.pos_inf;
+    } else if (x == -std::numeric_limits<double>::infinity()) {
+      ++r.neg_inf;
+    } else if (x < edges.front()) {
+      ++r.below;
+    } else if (x > edges.back()) {
+      ++r.above;
+    } else if (x == edges.back()) {
+      ++r.counts.back();
+    } else {
+      const auto it = std::upper_bound(edges.begin(), edges.end(), x);
+      ++r.counts[static_cast<std::size_t>(it - edges.begin() - 1)];
+    }
+  }
+  return r;
+}
+
 }  // namespace trialstat::reference

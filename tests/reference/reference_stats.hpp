@@ -85,4 +85,17 @@ enum class data_mode {
 /// @brief The 13 real dtypes.
 [[nodiscard]] const std::vector<dtype>& real_dtypes();
 
+/// @brief smdebug's `_get_default_bins` evaluated at run time (volatile: no constant folding):
+/// v = 1e-12, v *= 1.1 while v < 1e20; edges = [−p₇₇₃ … −p₀, 0, p₀ … p₇₇₃] (1549 edges).
+[[nodiscard]] std::vector<double> log_histogram_edges_by_loop();
+
+/// @brief `numpy.histogram(x, bins=edges)` by definition (upper_bound over the edges, the last
+/// bin closed), plus the cells beside the bins.
+struct log_histogram_ref {
+  std::vector<int64_t> counts;
+  int64_t nan = 0, pos_inf = 0, neg_inf = 0, below = 0, above = 0;
+};
+[[nodiscard]] log_histogram_ref log_histogram_counts(const std::vector<double>& values,
+                                                     const std::vector<double>& edges);
+
 }  // namespace trialstat::reference

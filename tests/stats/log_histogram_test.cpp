@@ -8,6 +8,8 @@
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -25,49 +27,12 @@ namespace {
 
 using reference::data_mode;
 
-/// smdebug's `_get_default_bins`, evaluated at run time (volatile: no constant folding).
-std::vector<double> smdebug_edges() {
-  std::vector<double> positive;
-  volatile double v = 1e-12;
-  while (v < 1e20) {
-    positive.push_back(static_cast<double>(v));
-    v = v * 1.1;
-  }
-  std::vector<double> edges;
-  for (auto it = positive.rbegin(); it != positive.rend(); ++it) edges.push_back(-*it);
-  edges.push_back(0.0);
-  edges.insert(edges.end(), positive.begin(), positive.end());
-  return edges;
-}
+std::vector<double> smdebug_edges() { return reference::log_histogram_edges_by_loop(); }
 
-/// The reference: numpy.histogram(x, bins=edges) by definition, plus the cells beside it.
-struct log_reference {
-  std::vector<int64_t> counts;
-  int64_t nan = 0, pos_inf = 0, neg_inf = 0, below = 0, above = 0;
-};
+using log_reference = reference::log_histogram_ref;
 
 log_reference reference_counts(const std::vector<double>& values, const std::vector<double>& edges) {
-  log_reference r;
-  r.counts.assign(edges.size() - 1, 0);
-  for (double x : values) {
-    if (std::isnan(x)) {
-      ++r.nan;
-    } else if (x == std::numeric_limits<double>::infinity()) {
-      ++r.pos_inf;
-    } else if (x == -std::numeric_limits<double>::infinity()) {
-      ++r.neg_inf;
-    } else if (x < edges.front()) {
-      ++r.below;
-    } else if (x > edges.back()) {
-      ++r.above;
-    } else if (x == edges.back()) {
-      ++r.counts.back();
-    } else {
-      const auto it = std::upper_bound(edges.begin(), edges.end(), x);
-      ++r.counts[static_cast<std::size_t>(it - edges.begin() - 1)];
-    }
-  }
-  return r;
+  return reference::log_histogram_counts(values, edges);
 }
 
 void expect_matches(const stats::log_histogram& h, const log_reference& r, const std::string& context) {
@@ -199,13 +164,15 @@ TEST(log_histogram, TensorboardBucketsTrimLikeSmdebug) {
     GTEST_SKIP() << "no CUDA device visible (or built without CUDA); skipping"; \
   }
 
-TEST(gpu_log_histogram, DeviceEdgesAreTheHostEdges) {
+TEST(gpu_log_histogram, DeviceTablesAreTheHostTables) {
   TRIALSTAT_REQUIRE_CUDA_DEVICE();
 #if TRIALSTAT_HAS_CUDA
-  std::vector<double> device_edges(1549, std::nan(""));
-  ASSERT_TRUE(kernels::copy_log_histogram_device_edges(device_edges.data()).ok());
-  const auto host = stats::log_histogram_edges();
-  for (std::size_t i = 0; i < host.size(); ++i) ASSERT_EQ(device_edges[i], host[i]) << i;
+  // nvcc evaluates make_log_histogram_tables() itself: its result must be the host's, bit for bit.
+  static constexpr kernels::log_histogram_tables host = kernels::make_log_histogram_tables();
+  auto device = std::make_unique<kernels::log_histogram_tables>();
+  std::memset(device.get(), 0xff, sizeof *device);
+  ASSERT_TRUE(kernels::copy_log_histogram_device_tables(device.get()).ok());
+  EXPECT_EQ(std::memcmp(device.get(), &host, sizeof host), 0);
 #endif
 }
 
