@@ -28,6 +28,7 @@ void add_watch_command(CLI::App& app, int* exit_code);
 void add_example_command(CLI::App& app, int* exit_code);
 void add_tensorboard_command(CLI::App& app, int* exit_code);
 void add_report_command(CLI::App& app, int* exit_code);
+void add_bench_command(CLI::App& app, int* exit_code);
 
 /// `--progress` / `--no-progress` on `cmd` (default: progress when stderr is a terminal).
 void add_progress_flags(CLI::App* cmd, progress_mode* mode);
