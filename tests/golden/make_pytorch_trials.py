@@ -181,6 +181,19 @@ def sgd_step(model, criterion, opt, xb, target):
     return loss
 
 
+def train_and_close(hook, model, criterion, lr, batches, steps, target=None):
+    """Register ``model`` and ``criterion``, then ``steps`` TRAIN steps of plain SGD on
+    ``batches`` (targets through ``target`` when given), then close the hook."""
+    hook.register_module(model)
+    hook.register_loss(criterion)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    hook.set_mode(TRAIN)
+    for _ in range(steps):
+        xb, yb = batches.next()
+        sgd_step(model, criterion, opt, xb, yb if target is None else target(yb))
+    close_hook(hook)
+
+
 # ---- the seven trials ----------------------------------------------------------------------
 
 def healthy_mlp(out, x, y):
@@ -234,15 +247,8 @@ def exploding(out, x, y):
     criterion = nn.MSELoss()
     hook = make_hook(out, SaveConfig(save_interval=1),
                      ["weights", "biases", "gradients", "losses", "relu_activations"], relu=True)
-    hook.register_module(model)
-    hook.register_loss(criterion)
-    opt = torch.optim.SGD(model.parameters(), lr=25.0)
-    batches = Batches(x, y, perm, 32, 295)
-    hook.set_mode(TRAIN)
-    for _ in range(56):
-        xb, yb = batches.next()
-        sgd_step(model, criterion, opt, xb, nn.functional.one_hot(yb, 10).float())
-    close_hook(hook)
+    train_and_close(hook, model, criterion, 25.0, Batches(x, y, perm, 32, 295), 56,
+                    target=lambda yb: nn.functional.one_hot(yb, 10).float())
     return {
         "description": "Same 64-32-16-10 ReLU MLP trained with a far too large SGD learning rate "
                        "(lr=25.0) on an MSE loss against one-hot targets; 56 TRAIN steps, "
@@ -262,14 +268,7 @@ def vanishing(out, x, y):
     model = Deep()
     criterion = nn.CrossEntropyLoss()
     hook = make_hook(out, SaveConfig(save_interval=2), ["weights", "biases", "gradients", "losses"])
-    hook.register_module(model)
-    hook.register_loss(criterion)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    batches = Batches(x, y, np.arange(len(y)), 32, 0)
-    hook.set_mode(TRAIN)
-    for _ in range(40):
-        sgd_step(model, criterion, opt, *batches.next())
-    close_hook(hook)
+    train_and_close(hook, model, criterion, 0.1, Batches(x, y, np.arange(len(y)), 32, 0), 40)
     return {
         "description": "12-layer sigmoid MLP (64-16x11-10), weights drawn from N(0, 0.05^2), zero "
                        "biases, SGD lr=0.1, cross-entropy. 40 TRAIN steps, weights/biases/"
@@ -290,14 +289,7 @@ def dead_relu(out, x, y):
     criterion = nn.CrossEntropyLoss()
     hook = make_hook(out, SaveConfig(save_interval=5),
                      ["weights", "biases", "gradients", "losses", "relu_activations"], relu=True)
-    hook.register_module(model)
-    hook.register_loss(criterion)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    batches = Batches(x, y, np.arange(len(y)), 32, 0)
-    hook.set_mode(TRAIN)
-    for _ in range(60):
-        sgd_step(model, criterion, opt, *batches.next())
-    close_hook(hook)
+    train_and_close(hook, model, criterion, 0.1, Batches(x, y, np.arange(len(y)), 32, 0), 60)
     return {
         "description": "64-32-16-10 ReLU MLP whose hidden biases are initialised strongly negative "
                        "(fc1.bias=-0.5, fc2.bias=-0.05; inputs are in [0,1] and default weights "
@@ -375,14 +367,7 @@ def reductions_only(out, x, y):
                      reduction_config=config(False, True), relu=True)
     hook.get_collection("biases").reduction_config = config(True, False)
     hook.get_collection("relu_activations").reduction_config = config(True, True)
-    hook.register_module(model)
-    hook.register_loss(criterion)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    batches = Batches(x, y, np.arange(len(y)), 32, 0)
-    hook.set_mode(TRAIN)
-    for _ in range(40):
-        sgd_step(model, criterion, opt, *batches.next())
-    close_hook(hook)
+    train_and_close(hook, model, criterion, 0.1, Batches(x, y, np.arange(len(y)), 32, 0), 40)
     return {
         "description": "64-32-16-10 ReLU MLP, SGD lr=0.1, 40 TRAIN steps saved every 5. The "
                        "hook's default ReductionConfig has save_raw_tensor=False and "
