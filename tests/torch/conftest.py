@@ -8,7 +8,6 @@ import importlib.util
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
