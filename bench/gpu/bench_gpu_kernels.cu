@@ -33,7 +33,7 @@
 #include "kernels/log_histogram/log_histogram_op.hpp"
 #include "kernels/moments/moments_cuda.hpp"
 #include "kernels/pairwise/pairwise_cuda.hpp"
-#include "trialstat/stats/backend.hpp"
+#include "trialstat/stats/segment.hpp"
 
 namespace {
 

@@ -27,9 +27,9 @@
 #include <thread>
 #include <vector>
 
-#include "host/pipeline/cuda_executor.hpp"
+#include "host/stats/cuda_executor.hpp"
 #include "host/pipeline/step_reader.hpp"
-#include "trialstat/pipeline/statistics_executor.hpp"
+#include "trialstat/stats/statistics_executor.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 #include "trialstat/trial/catalog.hpp"
 
@@ -94,7 +94,7 @@ uint64_t warm_page_cache(const std::filesystem::path& root) {
 plan::read_plan stats_plan(const trial::catalog& trial) {
   plan::read_plan plan;
   for (const auto id : trial.sorted_tensor_ids()) {
-    plan::tensor_request request;
+    stats::statistics_request request;
     request.histogram_bins = 64;
     plan.request(id, request);
   }
@@ -111,7 +111,7 @@ struct step_times {
 /// per-step timestamps.
 std::vector<step_times> instrumented_run(const trial::catalog& trial, const plan::read_plan& plan,
                                          const pipeline::pipeline_options& options,
-                                         pipeline::statistics_executor& executor, double& wall) {
+                                         stats::statistics_executor& executor, double& wall) {
   std::vector<trial::step_info> todo(trial.step_infos().begin(), trial.step_infos().end());
   std::vector<step_times> times(todo.size());
   pipeline::detail::step_batch batches[2];
@@ -140,7 +140,7 @@ std::vector<step_times> instrumented_run(const trial::catalog& trial, const plan
       ready.notify_all();
     }
   });
-  pipeline::tensor_batch work;
+  stats::tensor_batch work;
   for (std::size_t n = 0; n < todo.size(); ++n) {
     std::size_t i = 0;
     pipeline::detail::step_batch* batch = nullptr;
@@ -151,20 +151,8 @@ std::vector<step_times> instrumented_run(const trial::catalog& trial, const plan
       full.pop_front();
     }
     times[i].compute_begin = since(t0);
-    for (std::size_t p = 0; p < batch->parts_used; ++p) {
-      auto& part = batch->parts[p];
-      for (int pass = 0; pass < 2; ++pass) {
-        const auto& segments = pass == 0 ? part.segments : part.fallback_segments;
-        const auto& indices = pass == 0 ? part.segment_records : part.fallback_records;
-        if (segments.empty()) continue;
-        work.clear();
-        work.base = pass == 0 ? part.file.buffer().data() : part.fallback.data();
-        work.segments = segments;
-        for (std::size_t index : indices) work.records.push_back(&batch->records[index]);
-        const status s = executor.compute(plan, work);
-        if (!s.ok()) std::fprintf(stderr, "compute: %s\n", s.to_string().c_str());
-      }
-    }
+    const status s = pipeline::detail::compute_step_batch(executor, plan, *batch, work);
+    if (!s.ok()) std::fprintf(stderr, "compute: %s\n", s.to_string().c_str());
     times[i].compute_end = since(t0);
     std::lock_guard lock(mutex);
     free_batches.push_back(batch);
@@ -227,7 +215,7 @@ int main(int argc, char** argv) {
   for (int r = 0; r < repeat; ++r) {
     warm_page_cache(trial_path);
     const auto t0 = clock_type::now();
-    auto run = pipeline::run_statistics(*trial, plan, options, [](const plan::step_statistics&) {});
+    auto run = pipeline::run_statistics(*trial, plan, options, [](const stats::step_statistics&) {});
     seconds.push_back(since(t0));
     if (!run) {
       std::fprintf(stderr, "run_statistics: %s\n", run.error_status().to_string().c_str());
@@ -243,7 +231,7 @@ int main(int argc, char** argv) {
               pinned_bw > 0 ? 100.0 * throughput / pinned_bw : 0.0);
 
   // Per-stage times and timeline.
-  auto executor = pipeline::make_statistics_executor(which, {options.pinned_pool_bytes, 0});
+  auto executor = stats::make_statistics_executor(which, {options.pinned_pool_bytes, 0});
   if (!executor) {
     std::fprintf(stderr, "%s\n", executor.error_status().to_string().c_str());
     return 2;

@@ -160,7 +160,7 @@ trialstat::result<trialstat::pipeline::pipeline_options> make_options(const char
   return options;
 }
 
-void fill_row(const trialstat_trial& t, const trialstat::plan::statistics_record& r,
+void fill_row(const trialstat_trial& t, const trialstat::stats::statistics_record& r,
               trialstat_stats_row& row) {
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
   row = trialstat_stats_row{};
@@ -211,7 +211,7 @@ static_assert(TRIALSTAT_LOG_HISTOGRAM_CELLS == TRIALSTAT_LOG_HISTOGRAM_BINS + 5)
 
 /// One row of a log-histogram buffer: the bins, then NaN, +Inf, −Inf, below, above
 /// (trialstat.h; the kernel's cell layout). Without a histogram: zero bins, −1 side cells.
-void fill_log_histogram(const trialstat::plan::statistics_record& r, int64_t* cells) {
+void fill_log_histogram(const trialstat::stats::statistics_record& r, int64_t* cells) {
   constexpr std::size_t bins = TRIALSTAT_LOG_HISTOGRAM_BINS;
   const bool ok = r.raw_status.ok() && r.moments.has_value() && r.log_histogram.has_value() &&
                   r.log_histogram->counts.size() == bins;
@@ -248,7 +248,7 @@ trialstat_status compute_statistics(trialstat_trial* trial, const trialstat_stat
     pipeline_options->step_end = sel->end;
     trialstat::plan::read_plan plan;
     for (auto id : sel->tensors) {
-      trialstat::plan::tensor_request request;
+      trialstat::stats::statistics_request request;
       request.moments = true;
       request.log_histogram = log_histograms != nullptr;
       const bool ratio = options->update_ratio == 2 ||
@@ -260,7 +260,7 @@ trialstat_status compute_statistics(trialstat_trial* trial, const trialstat_stat
     std::size_t written = 0;
     bool overflow = false;
     auto run = trialstat::pipeline::run_statistics(
-        trial->catalog, plan, *pipeline_options, [&](const trialstat::plan::step_statistics& step) {
+        trial->catalog, plan, *pipeline_options, [&](const trialstat::stats::step_statistics& step) {
           for (const auto& r : step.records) {
             if (written == capacity) {
               overflow = true;

@@ -128,8 +128,8 @@ struct rule_session::state {
   }
 
   /// Note the unreadable records of a step: for the run, and for each rule that asked for them.
-  void note_skipped(const plan::step_statistics& step) {
-    for (const plan::statistics_record& r : step.records) {
+  void note_skipped(const stats::step_statistics& step) {
+    for (const stats::statistics_record& r : step.records) {
       const bool raw_lost = is_unreadable(r.raw_status);
       if (!raw_lost && r.reduction_problems.empty()) continue;
       const trial::tensor_entry* entry = trial.find_entry(r.tensor, r.step, r.worker);
@@ -182,7 +182,7 @@ struct rule_session::state {
       progress.replanned = true;
       if (active.empty()) return progress;
     }
-    const step_callback on_step = [&](const plan::step_statistics& step) {
+    const step_callback on_step = [&](const stats::step_statistics& step) {
       note_skipped(step);
       for (const std::size_t i : active) {
         invocations[i].rule->evaluate_step(trial, step, results[i].findings);

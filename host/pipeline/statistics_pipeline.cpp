@@ -17,7 +17,7 @@
 #include <fmt/format.h>
 
 #include "host/pipeline/step_reader.hpp"
-#include "trialstat/pipeline/statistics_executor.hpp"
+#include "trialstat/stats/statistics_executor.hpp"
 
 namespace trialstat::pipeline {
 namespace {
@@ -115,7 +115,7 @@ status check_step_files(const trial::catalog& trial, const plan::read_plan& plan
     ends.emplace_back(at.event_file, end);
   };
   for (const trial::tensor_entry& entry : trial.entries_at(info.step)) {
-    const plan::tensor_request* request = plan.find(entry.tensor);
+    const stats::statistics_request* request = plan.find(entry.tensor);
     if (request == nullptr || !plan.reads_worker(entry.worker)) continue;
     if (entry.raw && detail::needs_raw(*request)) note(*entry.raw);
     if (request->saved_reductions) {
@@ -157,11 +157,11 @@ struct statistics_stream::state {
   const trial::catalog& trial;
   plan::read_plan plan;
   pipeline_options options;
-  std::unique_ptr<statistics_executor> executor;
+  std::unique_ptr<stats::statistics_executor> executor;
   std::optional<int64_t> last_step;
   /// The step batches: at least two; more for small steps (see `batches_for`).
   std::vector<std::unique_ptr<detail::step_batch>> batches;
-  tensor_batch work;
+  stats::tensor_batch work;
 
   /// Bytes of the records `plan` needs at `step` (what progress counts), and the bytes the step
   /// reader holds for them: per worker's event file, the whole file when it is small (<= 1 MiB)
@@ -201,7 +201,7 @@ struct statistics_stream::state {
       }
       if (entry.raw) note_end(*entry.raw);
       for (const auto& reduction : entry.reductions) note_end(reduction.location);
-      const plan::tensor_request* request = plan.find(entry.tensor);
+      const stats::statistics_request* request = plan.find(entry.tensor);
       if (request == nullptr) continue;
       int64_t bytes = 0;
       if (entry.raw && detail::needs_raw(*request)) add_saturated(bytes, saturated(entry.raw->length_bytes));
@@ -216,22 +216,7 @@ struct statistics_stream::state {
   }
 
   /// Hand one step's segments to the executor (file buffers, then typed-field fallbacks).
-  status compute(detail::step_batch& batch) {
-    for (std::size_t p = 0; p < batch.parts_used; ++p) {
-      detail::file_part& part = batch.parts[p];
-      for (int pass = 0; pass < 2; ++pass) {
-        const auto& segments = pass == 0 ? part.segments : part.fallback_segments;
-        const auto& indices = pass == 0 ? part.segment_records : part.fallback_records;
-        if (segments.empty()) continue;
-        work.clear();
-        work.base = pass == 0 ? part.file.buffer().data() : part.fallback.data();
-        work.segments = segments;
-        for (std::size_t index : indices) work.records.push_back(&batch.records[index]);
-        TRIALSTAT_RETURN_IF_ERROR(executor->compute(plan, work));
-      }
-    }
-    return status::success();
-  }
+  status compute(detail::step_batch& batch) { return detail::compute_step_batch(*executor, plan, batch, work); }
 };
 
 statistics_stream::statistics_stream(const trial::catalog& trial, plan::read_plan plan,
@@ -253,9 +238,9 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
                                                      bool include_incomplete) {
   state& s = *state_;
   if (!s.executor) {
-    executor_options executor_config;
+    stats::executor_options executor_config;
     executor_config.pinned_pool_bytes = s.options.pinned_pool_bytes;
-    auto made = make_statistics_executor(s.options.backend, executor_config);
+    auto made = stats::make_statistics_executor(s.options.backend, executor_config);
     if (!made) return made.error_status();
     s.executor = std::move(*made);
   }
@@ -364,7 +349,7 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
     counters.bytes_read += batch->bytes_read;
     counters.tensor_bytes += batch->tensor_bytes;
     for (const auto& r : batch->records) counters.failed_records += r.raw_status.ok() ? 0 : 1;
-    on_step(plan::step_statistics{batch->info.step, batch->info.mode, batch->info.mode_step, batch->records});
+    on_step(stats::step_statistics{batch->info.step, batch->info.mode, batch->info.mode_step, batch->records});
     s.last_step = batch->info.step;
     exchange.give_free(batch);
     if (progress != nullptr) progress->advance(1, todo_bytes[i]);

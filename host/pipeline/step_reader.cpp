@@ -12,7 +12,7 @@
 
 namespace trialstat::pipeline::detail {
 
-bool needs_raw(const plan::tensor_request& r) noexcept { return r.needs_raw(); }
+bool needs_raw(const stats::statistics_request& r) noexcept { return r.needs_raw(); }
 
 std::byte* event_file_bytes::storage(std::size_t bytes, memory::pinned_pool* pool) {
   if (pool != nullptr && bytes <= pool->buffer_bytes()) {
@@ -177,7 +177,7 @@ std::optional<trial::file_id> step_reader::collect_ranges(std::span<const trial:
   ranges_.clear();
   std::optional<trial::file_id> file;
   for (const trial::tensor_entry& entry : entries) {
-    const plan::tensor_request* request = plan_.find(entry.tensor);
+    const stats::statistics_request* request = plan_.find(entry.tensor);
     if (request == nullptr) continue;
     if (entry.raw && needs_raw(*request)) {
       ranges_.push_back({entry.raw->start_bytes, entry.raw->length_bytes});
@@ -222,9 +222,9 @@ void step_reader::read_worker_file(const trial::step_info& info,
   }
 
   for (const trial::tensor_entry& entry : entries) {
-    const plan::tensor_request* request = plan_.find(entry.tensor);
+    const stats::statistics_request* request = plan_.find(entry.tensor);
     if (request == nullptr) continue;
-    plan::statistics_record& record = out.records.emplace_back();
+    stats::statistics_record& record = out.records.emplace_back();
     record.tensor = entry.tensor;
     record.worker = entry.worker;
     record.step = info.step;
@@ -287,7 +287,7 @@ status step_reader::decode_record(const event_file_bytes& file, const trial::rec
 }
 
 void step_reader::decode_raw(const trial::tensor_entry& entry, file_part& part, step_batch& out) {
-  plan::statistics_record& record = out.records.back();
+  stats::statistics_record& record = out.records.back();
   const std::string& name = trial_.tensor_names()[entry.tensor];
   status decoded = decode_record(part.file, *entry.raw, name);
   if (!decoded.ok()) {
@@ -323,7 +323,7 @@ void step_reader::decode_raw(const trial::tensor_entry& entry, file_part& part, 
 }
 
 void step_reader::read_saved_reductions(const trial::tensor_entry& entry, const event_file_bytes& file,
-                                        plan::statistics_record& record) {
+                                        stats::statistics_record& record) {
   const std::string& base_name = trial_.tensor_names()[entry.tensor];
   for (const auto& reduction : entry.reductions) {
     const std::string tag = fmt::format("smdebug/reductions/{}{}/{}", reduction.abs ? "abs_" : "",
@@ -346,7 +346,7 @@ void step_reader::read_saved_reductions(const trial::tensor_entry& entry, const 
       record.reduction_problems.push_back({reduction.location, m.error_status()});
       continue;
     }
-    record.saved_reductions.push_back({reduction.op, reduction.abs, scalar_from_moments(*m), event_.type});
+    record.saved_reductions.push_back({reduction.op, reduction.abs, stats::scalar_from_moments(*m), event_.type});
   }
 }
 
@@ -358,9 +358,9 @@ void discard_damaged(step_batch& batch) {
                      fmt::format("{}: the file shrank below the {} bytes mapped while it was read "
                                  "(step {}); the record's statistics are discarded",
                                  part.path, part.file.file_size_bytes(), batch.info.step));
-    for (plan::statistics_record& r : batch.records) {
+    for (stats::statistics_record& r : batch.records) {
       if (r.worker != part.worker || (!r.raw_status.ok() && r.saved_reductions.empty())) continue;
-      plan::statistics_record fresh;
+      stats::statistics_record fresh;
       fresh.tensor = r.tensor;
       fresh.worker = r.worker;
       fresh.step = r.step;
@@ -371,6 +371,28 @@ void discard_damaged(step_batch& batch) {
       r = std::move(fresh);
     }
   }
+}
+
+status compute_step_batch(stats::statistics_executor& executor, const plan::read_plan& plan,
+                          step_batch& batch, stats::tensor_batch& work) {
+  for (std::size_t p = 0; p < batch.parts_used; ++p) {
+    file_part& part = batch.parts[p];
+    for (int pass = 0; pass < 2; ++pass) {
+      const auto& segments = pass == 0 ? part.segments : part.fallback_segments;
+      const auto& indices = pass == 0 ? part.segment_records : part.fallback_records;
+      if (segments.empty()) continue;
+      work.clear();
+      work.base = pass == 0 ? part.file.buffer().data() : part.fallback.data();
+      work.segments = segments;
+      for (std::size_t index : indices) {
+        stats::statistics_record& record = batch.records[index];
+        work.records.push_back(&record);
+        work.requests.push_back(plan.find(record.tensor));
+      }
+      TRIALSTAT_RETURN_IF_ERROR(executor.compute(work));
+    }
+  }
+  return status::success();
 }
 
 }  // namespace trialstat::pipeline::detail

@@ -14,7 +14,7 @@
 #include "trialstat/io/file_reader.hpp"
 #include "trialstat/io/object_reader.hpp"
 #include "trialstat/memory/pinned_pool.hpp"
-#include "trialstat/pipeline/statistics_executor.hpp"
+#include "trialstat/stats/statistics_executor.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 #include "trialstat/plan/read_plan.hpp"
 #include "trialstat/trial/catalog.hpp"
@@ -73,7 +73,7 @@ struct file_part {
 /// Everything read for one saved global step, ready for an executor.
 struct step_batch {
   trial::step_info info;
-  std::vector<plan::statistics_record> records;
+  std::vector<stats::statistics_record> records;
   std::vector<file_part> parts;    // reused across steps (capacity kept)
   std::size_t parts_used = 0;
   int64_t bytes_read = 0;
@@ -113,7 +113,7 @@ class step_reader {
                        std::string_view expected_tag);
   void decode_raw(const trial::tensor_entry& entry, file_part& part, step_batch& out);
   void read_saved_reductions(const trial::tensor_entry& entry, const event_file_bytes& file,
-                             plan::statistics_record& record);
+                             stats::statistics_record& record);
 
   const trial::catalog& trial_;
   const plan::read_plan& plan_;
@@ -130,6 +130,12 @@ class step_reader {
 void discard_damaged(step_batch& batch);
 
 /// Whether a request needs the raw tensor (anything beyond saved reductions).
-[[nodiscard]] bool needs_raw(const plan::tensor_request& request) noexcept;
+[[nodiscard]] bool needs_raw(const stats::statistics_request& request) noexcept;
+
+/// @brief Hand a read step to `executor`: per file part, the segments in the event file's buffer,
+/// then the typed-field fallbacks, each as one tensor batch (`work`, reused) whose records carry
+/// their tensor's request from `plan`. Synchronous. Errors: what the executor returns.
+[[nodiscard]] status compute_step_batch(stats::statistics_executor& executor, const plan::read_plan& plan,
+                                        step_batch& batch, stats::tensor_batch& work);
 
 }  // namespace trialstat::pipeline::detail

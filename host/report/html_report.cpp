@@ -152,7 +152,7 @@ class curve_collector final : public rules::rule {
     seen_.assign(results.size(), 0);
   }
 
-  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+  void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<rules::finding>& /*findings*/) override {
     absorb_findings();
     ++steps_;
@@ -558,7 +558,7 @@ result<html_report_summary> write_html_report(const trial::catalog& trial,
       for (const int64_t s : first_finding_steps(trial.tensor_names()[h.tensor])) {
         if (extra.size() < 32) extra.insert(s);
       }
-      plan::tensor_request request;
+      stats::statistics_request request;
       request.moments = true;
       request.log_histogram = true;
       plan.request(h.tensor, request);
@@ -577,7 +577,7 @@ result<html_report_summary> write_html_report(const trial::catalog& trial,
     second.only_steps = shown;
     std::map<std::pair<trial::tensor_id, trial::worker_id>, heatmap_data*> index;
     for (auto& h : heatmaps) index[{h.tensor, h.worker}] = &h;
-    auto run = pipeline::run_statistics(trial, plan, second, [&](const plan::step_statistics& step) {
+    auto run = pipeline::run_statistics(trial, plan, second, [&](const stats::step_statistics& step) {
       for (const auto& r : step.records) {
         auto it = index.find({r.tensor, r.worker});
         if (it == index.end() || !r.log_histogram) continue;

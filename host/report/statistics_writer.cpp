@@ -18,7 +18,7 @@
 
 namespace trialstat::report {
 
-std::optional<double> update_ratio(const plan::statistics_record& r, int64_t* prev_step) {
+std::optional<double> update_ratio(const stats::statistics_record& r, int64_t* prev_step) {
   if (r.previous.empty() || !r.previous.front().shape_matches) return std::nullopt;
   const auto& p = r.previous.front();
   if (prev_step != nullptr) *prev_step = p.previous_step;
@@ -36,7 +36,7 @@ plan::read_plan statistics_plan(const trial::catalog& trial, std::span<const tri
                                 int histogram_bins, bool log_histogram, bool saved_reductions) {
   plan::read_plan plan;
   for (const auto id : tensors) {
-    plan::tensor_request request;
+    stats::statistics_request request;
     request.moments = true;
     request.histogram_bins = histogram_bins;
     request.log_histogram = log_histogram;
@@ -87,7 +87,7 @@ class json_writer final : public writer_base {
  public:
   using writer_base::writer_base;
 
-  void write_step(const trial::catalog& trial, const plan::step_statistics& step) override {
+  void write_step(const trial::catalog& trial, const stats::step_statistics& step) override {
     if (&trial != names_of_) {  // escaped names are cached per catalog
       names_of_ = &trial;
       tensor_keys_.clear();
@@ -164,7 +164,7 @@ class json_writer final : public writer_base {
     return text;
   }
 
-  void write_record(const trial::catalog& trial, const plan::statistics_record& r) {
+  void write_record(const trial::catalog& trial, const stats::statistics_record& r) {
     const std::string& tensor = quoted(tensor_keys_, r.tensor, trial.tensor_names()[r.tensor]);
     const std::string& worker = quoted(worker_keys_, r.worker, trial.workers()[r.worker]);
     error_text_.clear();
@@ -323,7 +323,7 @@ const std::vector<std::string_view> column_names = {
     "pos_inf_count", "neg_inf_count", "zero_count", "min", "max", "mean", "std", "l2", "mean_abs",
     "update_ratio"};
 
-row_cells make_cells(const trial::catalog& trial, const plan::statistics_record& r, char shape_sep) {
+row_cells make_cells(const trial::catalog& trial, const stats::statistics_record& r, char shape_sep) {
   row_cells row;
   auto& c = row.cells;
   c.push_back(trial.tensor_names()[r.tensor]);
@@ -359,7 +359,7 @@ class csv_writer final : public writer_base {
     buf_.append(std::string_view(fmt::format("{},hist_lo,hist_hi,hist_counts,error\n",
                                              fmt::join(column_names, ","))));
   }
-  void write_step(const trial::catalog& trial, const plan::step_statistics& step) override {
+  void write_step(const trial::catalog& trial, const stats::step_statistics& step) override {
     auto out = std::back_inserter(buf_);
     for (const auto& r : step.records) {
       const auto row = make_cells(trial, r, ' ');
@@ -399,7 +399,7 @@ class csv_writer final : public writer_base {
 class table_writer final : public writer_base {
  public:
   using writer_base::writer_base;
-  void write_step(const trial::catalog& trial, const plan::step_statistics& step) override {
+  void write_step(const trial::catalog& trial, const stats::step_statistics& step) override {
     if (!header_written_) {
       write_row(std::vector<std::string>(column_names.begin(), column_names.end()));
       header_written_ = true;

@@ -77,7 +77,7 @@ class exporter {
   exporter(const trial::catalog& trial, const tensorboard_export_options& options)
       : trial_(trial), options_(options) {}
 
-  status write(const plan::statistics_record& r) {
+  status write(const stats::statistics_record& r) {
     if (!r.moments) return status::success();
     auto file = file_of(r.worker, r.wall_time.value_or(now_seconds()));
     if (!file) return file.error_status();
@@ -197,7 +197,7 @@ result<tensorboard_export_summary> export_tensorboard(const trial::catalog& tria
                                                /*log_histogram=*/true, /*saved_reductions=*/false);
   exporter out(trial, options);
   status failure;
-  auto run = pipeline::run_statistics(trial, plan, options.pipeline, [&](const plan::step_statistics& step) {
+  auto run = pipeline::run_statistics(trial, plan, options.pipeline, [&](const stats::step_statistics& step) {
     out.summary().steps += 1;
     for (const auto& r : step.records) {
       out.summary().records += 1;

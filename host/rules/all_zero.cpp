@@ -25,16 +25,16 @@ class all_zero final : public rule {
     auto ids = detail::select_tensors(rule_name, trial, params_.collection_names,
                                       params_.tensor_regex, false);
     if (!ids) return ids.error_status();
-    plan::tensor_request request;
+    stats::statistics_request request;
     request.moments = true;
     selected_.request(std::move(*ids), request, plan);
     return status::success();
   }
 
-  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+  void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<finding>& findings) override {
     detail::pick_records(trial, step, selected_, params_.evaluate_all_workers, picked_);
-    for (const plan::statistics_record* record : picked_) {
+    for (const stats::statistics_record* record : picked_) {
       if (!record->moments || record->moments->count <= 0) continue;
       const stats::moments& m = *record->moments;
       const double percent =
@@ -52,7 +52,7 @@ class all_zero final : public rule {
  private:
   all_zero_params params_;
   detail::tensor_set selected_;
-  std::vector<const plan::statistics_record*> picked_;
+  std::vector<const stats::statistics_record*> picked_;
 };
 
 }  // namespace

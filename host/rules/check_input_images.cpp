@@ -31,18 +31,18 @@ class check_input_images final : public rule {
     const std::string regexes[] = {params_.regex};
     auto ids = detail::select_tensors(rule_name, trial, {}, regexes, false);
     if (!ids) return ids.error_status();
-    plan::tensor_request request;
-    // moments stay on (cheap): a statistics reader that predates tensor_request::needs_raw()
+    stats::statistics_request request;
+    // moments stay on (cheap): a statistics reader that predates statistics_request::needs_raw()
     // decodes a tensor only for moments, histograms, history or axis-0 counts.
     request.channel_axes = {params_.channel};
     selected_.request(std::move(*ids), request, plan);
     return status::success();
   }
 
-  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+  void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<finding>& findings) override {
     detail::pick_records(trial, step, selected_, params_.evaluate_all_workers, picked_);
-    for (const plan::statistics_record* record : picked_) {
+    for (const stats::statistics_record* record : picked_) {
       if (record->shape.empty()) continue;
       const stats::channel_sums* sums = record->channel_sums_along(params_.channel);
       if (sums == nullptr) continue;
@@ -81,7 +81,7 @@ class check_input_images final : public rule {
   check_input_images_params params_;
   detail::tensor_set selected_;
   std::map<uint64_t, image_totals> totals_;
-  std::vector<const plan::statistics_record*> picked_;
+  std::vector<const stats::statistics_record*> picked_;
 };
 
 }  // namespace

@@ -44,7 +44,7 @@ class class_imbalance final : public rule {
     return status::success();
   }
 
-  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+  void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<finding>& findings) override {
     // A tensor matched by both regexes is a label tensor only.
     const auto& sides = pairs_.pair(trial, step, params_.evaluate_all_workers, /*labels_win=*/true);
@@ -83,7 +83,7 @@ class class_imbalance final : public rule {
     return true;
   }
 
-  void judge(const trial::catalog& trial, const plan::statistics_record& record,
+  void judge(const trial::catalog& trial, const stats::statistics_record& record,
              const class_totals& totals, std::vector<finding>& findings) const {
     int64_t seen = 0;
     int64_t most = 0, fewest = 0;

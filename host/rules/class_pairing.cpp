@@ -14,12 +14,12 @@
 namespace trialstat::rules::detail {
 namespace {
 
-using record_span = std::span<const plan::statistics_record* const>;
+using record_span = std::span<const stats::statistics_record* const>;
 
 /// "'labels' [60]" (several tensors joined by ", ").
 std::string describe(const trial::catalog& trial, record_span records) {
   std::string out;
-  for (const plan::statistics_record* r : records) {
+  for (const stats::statistics_record* r : records) {
     if (!out.empty()) out += ", ";
     out += fmt::format("'{}' [{}]", trial.tensor_names()[r->tensor], fmt::join(r->shape, ", "));
   }
@@ -30,7 +30,7 @@ std::string describe(const trial::catalog& trial, record_span records) {
 /// `min_rank` is not met).
 int64_t common_last_extent(record_span records, std::size_t min_rank) {
   int64_t width = 0;
-  for (const plan::statistics_record* r : records) {
+  for (const stats::statistics_record* r : records) {
     if (r->shape.size() < std::max<std::size_t>(min_rank, 1)) return 0;
     const int64_t w = r->shape.back();
     if (width != 0 && w != width) return 0;

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "trialstat/plan/statistics_record.hpp"
+#include "trialstat/stats/statistics_record.hpp"
 #include "trialstat/stats/class_counts.hpp"
 #include "trialstat/status.hpp"
 #include "trialstat/trial/catalog.hpp"
@@ -52,8 +52,8 @@ class class_pairing {
   /// predictions within [0, 1] that are not all whole numbers, cast to int without a threshold,
   /// give a warning (once). Valid until the next call.
   const class_pairs* pair(const trial::catalog& trial,
-                          std::span<const plan::statistics_record* const> labels,
-                          std::span<const plan::statistics_record* const> predictions);
+                          std::span<const stats::statistics_record* const> labels,
+                          std::span<const stats::statistics_record* const> predictions);
 
   [[nodiscard]] const status& error() const noexcept { return error_; }
   /// The warnings not yet taken (each kind given once per rule).

@@ -36,7 +36,7 @@ class confusion final : public rule {
     return status::success();
   }
 
-  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+  void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<finding>& findings) override {
     const auto& sides = pairs_.pair(trial, step, params_.evaluate_all_workers, /*labels_win=*/false);
     for (const auto& [worker, pair] : sides) evaluate(trial, pair.first, pair.second, findings);

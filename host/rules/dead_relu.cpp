@@ -20,7 +20,7 @@ class dead_relu final : public rule {
   status prepare(const trial::catalog& trial, plan::read_plan& plan) override {
     auto ids = detail::select_tensors(rule_name, trial, {}, params_.tensor_regex, false);
     if (!ids) return ids.error_status();
-    plan::tensor_request request;
+    stats::statistics_request request;
     request.moments = false;
     request.axis0 = {positive_};
     selected_.request(std::move(*ids), request, plan);
@@ -34,10 +34,10 @@ class dead_relu final : public rule {
     }
   }
 
-  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+  void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<finding>& findings) override {
     detail::pick_records(trial, step, selected_, params_.evaluate_all_workers, picked_);
-    for (const plan::statistics_record* record : picked_) {
+    for (const stats::statistics_record* record : picked_) {
       // Without plan_ready: the read plan sorts positive-count predicates first (read_plan.cpp),
       // so ours is at index 0.
       const int bound = axis0_index_[selected_.rank(record->tensor)];
@@ -71,7 +71,7 @@ class dead_relu final : public rule {
   dead_relu_params params_;
   detail::tensor_set selected_;
   std::vector<int> axis0_index_;  // by rank in selected_
-  std::vector<const plan::statistics_record*> picked_;
+  std::vector<const stats::statistics_record*> picked_;
 };
 
 }  // namespace

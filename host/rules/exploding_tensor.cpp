@@ -23,17 +23,17 @@ class exploding_tensor final : public rule {
     auto ids = detail::select_tensors(rule_name, trial, params_.collection_names,
                                       params_.tensor_regex, /*all_when_empty=*/true);
     if (!ids) return ids.error_status();
-    plan::tensor_request request;
+    stats::statistics_request request;
     request.moments = true;
     request.saved_reductions = true;  // [prop] judged from reductions when the raw is absent
     selected_.request(std::move(*ids), request, plan);
     return status::success();
   }
 
-  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+  void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<finding>& findings) override {
     detail::pick_records(trial, step, selected_, params_.evaluate_all_workers, picked_);
-    for (const plan::statistics_record* record : picked_) {
+    for (const stats::statistics_record* record : picked_) {
       if (record->moments) {
         evaluate_raw(trial, *record, findings);
       } else {
@@ -43,7 +43,7 @@ class exploding_tensor final : public rule {
   }
 
  private:
-  void evaluate_raw(const trial::catalog& trial, const plan::statistics_record& record,
+  void evaluate_raw(const trial::catalog& trial, const stats::statistics_record& record,
                     std::vector<finding>& findings) const {
     const stats::moments& m = *record.moments;
     const int64_t infinite = m.pos_inf_count + m.neg_inf_count;
@@ -58,7 +58,7 @@ class exploding_tensor final : public rule {
                                             std::move(message)));
   }
 
-  void evaluate_reductions(const trial::catalog& trial, const plan::statistics_record& record,
+  void evaluate_reductions(const trial::catalog& trial, const stats::statistics_record& record,
                            std::vector<finding>& findings) const {
     for (const auto& r : record.saved_reductions) {
       const bool bad = params_.only_nan ? std::isnan(r.value) : !std::isfinite(r.value);
@@ -73,7 +73,7 @@ class exploding_tensor final : public rule {
 
   exploding_tensor_params params_;
   detail::tensor_set selected_;
-  std::vector<const plan::statistics_record*> picked_;
+  std::vector<const stats::statistics_record*> picked_;
 };
 
 }  // namespace

@@ -26,20 +26,20 @@ class feature_importance_overweight final : public rule {
     const std::string regexes[] = {params_.tensor_regex};
     auto ids = detail::select_tensors(rule_name, trial, {}, regexes, false);
     if (!ids) return ids.error_status();
-    plan::tensor_request request;
+    stats::statistics_request request;
     request.moments = true;  // the record's `scalar`
     selected_.request(std::move(*ids), request, plan);
     return status::success();
   }
 
-  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+  void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<finding>& findings) override {
     detail::pick_records(trial, step, selected_, params_.evaluate_all_workers, picked_);
     detail::group_by_worker(picked_, params_.evaluate_all_workers, groups_);
     for (const auto& group : groups_) {
       scores_.clear();
-      const plan::statistics_record* top = nullptr;
-      for (const plan::statistics_record* record : group) {
+      const stats::statistics_record* top = nullptr;
+      for (const stats::statistics_record* record : group) {
         if (!record->scalar) continue;
         scores_.push_back(*record->scalar);
         if (top == nullptr || *record->scalar > *top->scalar) top = record;
@@ -85,8 +85,8 @@ class feature_importance_overweight final : public rule {
 
   feature_importance_overweight_params params_;
   detail::tensor_set selected_;
-  std::vector<const plan::statistics_record*> picked_;
-  std::vector<std::vector<const plan::statistics_record*>> groups_;
+  std::vector<const stats::statistics_record*> picked_;
+  std::vector<std::vector<const stats::statistics_record*>> groups_;
   std::vector<double> scores_;
   std::vector<double> negated_;
 };

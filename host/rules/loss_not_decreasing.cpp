@@ -39,16 +39,16 @@ class loss_not_decreasing final : public rule {
     if (!ids) return ids.error_status();
     // Nothing selected: every tensor (only the one-element ones are evaluated) [test-consistent].
     if (ids->empty()) ids = trial.sorted_tensor_ids();
-    plan::tensor_request request;
+    stats::statistics_request request;
     request.moments = true;  // the record's `scalar` comes with the moments
     selected_.request(std::move(*ids), request, plan);
     return status::success();
   }
 
-  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+  void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<finding>& findings) override {
     detail::pick_records(trial, step, selected_, params_.evaluate_all_workers, picked_);
-    for (const plan::statistics_record* record : picked_) {
+    for (const stats::statistics_record* record : picked_) {
       if (!record->scalar) continue;  // only one-element tensors
       const uint64_t key = (static_cast<uint64_t>(record->tensor) << 32) |
                            (params_.evaluate_all_workers ? record->worker : 0u);
@@ -78,7 +78,7 @@ class loss_not_decreasing final : public rule {
                     : (has_train ? trialstat::mode::train : trialstat::mode::global);
   }
 
-  void evaluate(const trial::catalog& trial, const plan::statistics_record& record,
+  void evaluate(const trial::catalog& trial, const stats::statistics_record& record,
                 loss_state& state, int64_t s, double current,
                 std::vector<finding>& findings) const {
     // Steps come from index files (any int64): s − num_steps and last + num_steps saturate.
@@ -136,7 +136,7 @@ class loss_not_decreasing final : public rule {
   loss_not_decreasing_params params_;
   detail::tensor_set selected_;
   std::map<uint64_t, loss_state> states_;
-  std::vector<const plan::statistics_record*> picked_;
+  std::vector<const stats::statistics_record*> picked_;
 };
 
 }  // namespace

@@ -23,18 +23,18 @@ class nlp_sequence_ratio final : public rule {
   status prepare(const trial::catalog& trial, plan::read_plan& plan) override {
     auto ids = detail::select_tensors(rule_name, trial, {}, params_.tensor_regex, false);
     if (!ids) return ids.error_status();
-    plan::tensor_request request;
-    // moments stay on (cheap): a statistics reader that predates tensor_request::needs_raw()
+    stats::statistics_request request;
+    // moments stay on (cheap): a statistics reader that predates statistics_request::needs_raw()
     // decodes a tensor only for moments, histograms, history or axis-0 counts.
     request.equal_values = params_.token_values;
     selected_.request(std::move(*ids), request, plan);
     return status::success();
   }
 
-  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+  void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<finding>& findings) override {
     detail::pick_records(trial, step, selected_, params_.evaluate_all_workers, picked_);
-    for (const plan::statistics_record* record : picked_) {
+    for (const stats::statistics_record* record : picked_) {
       if (record->num_elements <= 0 || record->equal_counts.empty()) continue;
       const auto size = static_cast<double>(record->num_elements);
       std::string over;
@@ -67,7 +67,7 @@ class nlp_sequence_ratio final : public rule {
 
   nlp_sequence_ratio_params params_;
   detail::tensor_set selected_;
-  std::vector<const plan::statistics_record*> picked_;
+  std::vector<const stats::statistics_record*> picked_;
 };
 
 /// Parse a comma list of floats read as strings; reports through `reader`.

@@ -29,19 +29,19 @@ class overtraining final : public rule {
   status prepare(const trial::catalog& trial, plan::read_plan& plan) override {
     auto ids = detail::select_loss_tensors(rule_name, trial, {});
     if (!ids) return ids.error_status();
-    plan::tensor_request request;
+    stats::statistics_request request;
     request.moments = true;  // the record's `scalar` comes with the moments
     selected_.request(std::move(*ids), request, plan);
     return status::success();
   }
 
-  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+  void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<finding>& findings) override {
     if (step.mode != trialstat::mode::train && step.mode != trialstat::mode::eval) return;
     const bool train = step.mode == trialstat::mode::train;
     const int64_t patience = train ? params_.patience_train : params_.patience_validation;
     detail::pick_records(trial, step, selected_, params_.evaluate_all_workers, picked_);
-    for (const plan::statistics_record* record : picked_) {
+    for (const stats::statistics_record* record : picked_) {
       if (!record->scalar) continue;
       const double x = *record->scalar;
       const uint64_t key = detail::state_key(record->tensor, record->worker,
@@ -74,7 +74,7 @@ class overtraining final : public rule {
   detail::tensor_set selected_;
   std::map<uint64_t, patience_state> train_;
   std::map<uint64_t, patience_state> eval_;
-  std::vector<const plan::statistics_record*> picked_;
+  std::vector<const stats::statistics_record*> picked_;
 };
 
 }  // namespace

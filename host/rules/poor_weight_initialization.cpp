@@ -48,10 +48,10 @@ class poor_weight_initialization final : public rule {
       if (!ids) return ids.error_status();
       losses = std::move(*ids);
     }
-    plan::tensor_request variance;  // moments give the variance and a loss's scalar
+    stats::statistics_request variance;  // moments give the variance and a loss's scalar
     for (const auto t : *activations) plan.request(t, variance);
     for (const auto t : losses) plan.request(t, variance);
-    plan::tensor_request spread;  // with moments (see nlp_sequence_ratio.cpp)
+    stats::statistics_request spread;  // with moments (see nlp_sequence_ratio.cpp)
     spread.percentiles = {p_low, p_high};
     for (const auto t : gradients) plan.request(t, spread);
     activations_.assign(std::move(*activations));
@@ -60,7 +60,7 @@ class poor_weight_initialization final : public rule {
     return status::success();
   }
 
-  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+  void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<finding>& findings) override {
     if (steps_seen_ >= params_.steps) return;
     ++steps_seen_;
@@ -71,15 +71,15 @@ class poor_weight_initialization final : public rule {
 
  private:
   /// (a) max/min variance of the activation inputs at the step.
-  void check_variance_ratio(const trial::catalog& trial, const plan::step_statistics& step,
+  void check_variance_ratio(const trial::catalog& trial, const stats::step_statistics& step,
                             std::vector<finding>& findings) {
     detail::pick_records(trial, step, activations_, params_.evaluate_all_workers, picked_);
     detail::group_by_worker(picked_, params_.evaluate_all_workers, groups_);
     for (const auto& group : groups_) {
-      const plan::statistics_record* largest = nullptr;
-      const plan::statistics_record* smallest = nullptr;
+      const stats::statistics_record* largest = nullptr;
+      const stats::statistics_record* smallest = nullptr;
       int64_t judged = 0;
-      for (const plan::statistics_record* r : group) {
+      for (const stats::statistics_record* r : group) {
         if (!r->moments || !r->moments->has_finite()) continue;
         ++judged;
         if (largest == nullptr || r->moments->variance() > largest->moments->variance()) largest = r;
@@ -104,14 +104,14 @@ class poor_weight_initialization final : public rule {
   }
 
   /// (b) the narrowest 5th–95th percentile spread of the gradients.
-  void check_gradient_spread(const trial::catalog& trial, const plan::step_statistics& step,
+  void check_gradient_spread(const trial::catalog& trial, const stats::step_statistics& step,
                              std::vector<finding>& findings) {
     detail::pick_records(trial, step, gradients_, params_.evaluate_all_workers, picked_);
     detail::group_by_worker(picked_, params_.evaluate_all_workers, groups_);
     for (const auto& group : groups_) {
-      const plan::statistics_record* narrowest = nullptr;
+      const stats::statistics_record* narrowest = nullptr;
       double best = 0.0;
-      for (const plan::statistics_record* r : group) {
+      for (const stats::statistics_record* r : group) {
         const auto lo = r->percentile(p_low);
         const auto hi = r->percentile(p_high);
         if (!lo || !hi) continue;
@@ -133,10 +133,10 @@ class poor_weight_initialization final : public rule {
   }
 
   /// (c) a loss that did not decrease for `patience` consecutive saved steps.
-  void check_loss(const trial::catalog& trial, const plan::step_statistics& step,
+  void check_loss(const trial::catalog& trial, const stats::step_statistics& step,
                   std::vector<finding>& findings) {
     detail::pick_records(trial, step, losses_, params_.evaluate_all_workers, picked_);
-    for (const plan::statistics_record* r : picked_) {
+    for (const stats::statistics_record* r : picked_) {
       if (!r->scalar) continue;
       const uint64_t key = detail::state_key(r->tensor, r->worker, params_.evaluate_all_workers);
       loss_trend& trend = trends_[{key, r->mode}];
@@ -159,8 +159,8 @@ class poor_weight_initialization final : public rule {
   detail::tensor_set losses_;
   int64_t steps_seen_ = 0;
   std::map<std::pair<uint64_t, trialstat::mode>, loss_trend> trends_;
-  std::vector<const plan::statistics_record*> picked_;
-  std::vector<std::vector<const plan::statistics_record*>> groups_;
+  std::vector<const stats::statistics_record*> picked_;
+  std::vector<std::vector<const stats::statistics_record*>> groups_;
 };
 
 }  // namespace

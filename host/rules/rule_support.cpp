@@ -26,7 +26,7 @@ void tensor_set::assign(std::vector<trial::tensor_id> ids) {
   for (std::size_t i = 0; i < ids_.size(); ++i) rank_[ids_[i]] = static_cast<int64_t>(i);
 }
 
-void tensor_set::request(std::vector<trial::tensor_id> ids, const plan::tensor_request& request,
+void tensor_set::request(std::vector<trial::tensor_id> ids, const stats::statistics_request& request,
                          plan::read_plan& plan) {
   for (const auto t : ids) plan.request(t, request);
   assign(std::move(ids));
@@ -58,18 +58,18 @@ result<std::vector<trial::tensor_id>> select_tensors(std::string_view rule,
   return std::move(*selected);
 }
 
-void pick_records(const trial::catalog& trial, const plan::step_statistics& step,
+void pick_records(const trial::catalog& trial, const stats::step_statistics& step,
                   const tensor_set& selected, bool all_workers,
-                  std::vector<const plan::statistics_record*>& out) {
+                  std::vector<const stats::statistics_record*>& out) {
   out.clear();
   const auto workers = trial.workers();
   const auto worker_name = [&](trial::worker_id w) -> std::string_view {
     return w < workers.size() ? std::string_view(workers[w]) : std::string_view();
   };
-  for (const plan::statistics_record& record : step.records) {
+  for (const stats::statistics_record& record : step.records) {
     if (selected.contains(record.tensor)) out.push_back(&record);
   }
-  const auto before = [&](const plan::statistics_record* a, const plan::statistics_record* b) {
+  const auto before = [&](const stats::statistics_record* a, const stats::statistics_record* b) {
     const auto ra = selected.rank(a->tensor);
     const auto rb = selected.rank(b->tensor);
     if (ra != rb) return ra < rb;
@@ -83,15 +83,15 @@ void pick_records(const trial::catalog& trial, const plan::step_statistics& step
             out.end());
 }
 
-void group_by_worker(std::span<const plan::statistics_record* const> picked, bool all_workers,
-                     std::vector<std::vector<const plan::statistics_record*>>& groups) {
+void group_by_worker(std::span<const stats::statistics_record* const> picked, bool all_workers,
+                     std::vector<std::vector<const stats::statistics_record*>>& groups) {
   groups.clear();
   if (!all_workers) {
     if (!picked.empty()) groups.emplace_back(picked.begin(), picked.end());
     return;
   }
   std::vector<trial::worker_id> order;
-  for (const plan::statistics_record* r : picked) {
+  for (const stats::statistics_record* r : picked) {
     const auto it = std::find(order.begin(), order.end(), r->worker);
     std::size_t g = static_cast<std::size_t>(it - order.begin());
     if (it == order.end()) {
@@ -105,7 +105,7 @@ void group_by_worker(std::span<const plan::statistics_record* const> picked, boo
 void label_prediction_pairs::request(std::vector<trial::tensor_id> labels,
                                      std::vector<trial::tensor_id> predictions,
                                      plan::read_plan& plan) {
-  plan::tensor_request request;
+  stats::statistics_request request;
   request.moments = true;  // the largest class seen
   request.keep_values = true;
   labels_.request(std::move(labels), request, plan);
@@ -113,12 +113,12 @@ void label_prediction_pairs::request(std::vector<trial::tensor_id> labels,
 }
 
 const label_prediction_pairs::sides& label_prediction_pairs::pair(const trial::catalog& trial,
-                                                                  const plan::step_statistics& step,
+                                                                  const stats::step_statistics& step,
                                                                   bool all_workers, bool labels_win) {
   pick_records(trial, step, labels_, all_workers, label_records_);
   pick_records(trial, step, predictions_, all_workers, prediction_records_);
   sides_.clear();
-  const auto key = [&](const plan::statistics_record* r) {
+  const auto key = [&](const stats::statistics_record* r) {
     return all_workers ? r->worker : trial::worker_id{0};
   };
   for (const auto* r : label_records_) sides_[key(r)].first.push_back(r);
@@ -141,23 +141,23 @@ result<std::vector<trial::tensor_id>> select_loss_tensors(std::string_view rule,
   return trial.sorted_tensor_ids();
 }
 
-bool append_values(const plan::statistics_record& record, std::vector<double>& out) {
+bool append_values(const stats::statistics_record& record, std::vector<double>& out) {
   if (record.values_data == nullptr || !record.raw_status.ok()) return false;
   return stats::append_as_float64(record.values(), out).ok();
 }
 
-bool concat_values(std::span<const plan::statistics_record* const> records,
+bool concat_values(std::span<const stats::statistics_record* const> records,
                    std::vector<double>& out) {
   out.clear();
-  for (const plan::statistics_record* r : records) {
+  for (const stats::statistics_record* r : records) {
     if (!append_values(*r, out)) return false;
   }
   return true;
 }
 
-std::optional<double> finite_max(std::span<const plan::statistics_record* const> records) noexcept {
+std::optional<double> finite_max(std::span<const stats::statistics_record* const> records) noexcept {
   std::optional<double> best;
-  for (const plan::statistics_record* r : records) {
+  for (const stats::statistics_record* r : records) {
     if (!r->moments || !r->moments->has_finite()) continue;
     if (!best || r->moments->max > *best) best = r->moments->max;
   }
@@ -176,7 +176,7 @@ status record_fetcher::fetch(const trial::catalog& trial, const trial::record_lo
   return status::success();
 }
 
-std::optional<double> saved_reduction(const plan::statistics_record& record,
+std::optional<double> saved_reduction(const stats::statistics_record& record,
                                       trial::reduction_op op, bool abs) noexcept {
   for (const auto& r : record.saved_reductions) {
     if (r.op == op && r.abs == abs) return r.value;
@@ -193,7 +193,7 @@ double numpy_mean_abs(const stats::moments& m) noexcept {
 std::string format_number(double value) { return fmt::format("{:.6g}", value); }
 
 finding make_finding(std::string_view rule, const trial::catalog& trial,
-                     const plan::statistics_record& record, double value, std::string message) {
+                     const stats::statistics_record& record, double value, std::string message) {
   finding f;
   f.rule = std::string(rule);
   f.step = record.step;
@@ -210,7 +210,7 @@ finding make_finding(std::string_view rule, const trial::catalog& trial,
 
 int find_allclose_index(const plan::read_plan& merged, trial::tensor_id tensor,
                         const stats::allclose_params& params) {
-  const plan::tensor_request* request = merged.find(tensor);
+  const stats::statistics_request* request = merged.find(tensor);
   if (request == nullptr) return -1;
   const auto it = std::find(request->allclose.begin(), request->allclose.end(), params);
   return it == request->allclose.end() ? -1
@@ -219,7 +219,7 @@ int find_allclose_index(const plan::read_plan& merged, trial::tensor_id tensor,
 
 int find_axis0_index(const plan::read_plan& merged, trial::tensor_id tensor,
                      const stats::axis0_predicate& predicate) {
-  const plan::tensor_request* request = merged.find(tensor);
+  const stats::statistics_request* request = merged.find(tensor);
   if (request == nullptr) return -1;
   for (std::size_t i = 0; i < request->axis0.size(); ++i) {
     const auto& p = request->axis0[i];

@@ -16,7 +16,7 @@
 #include "trialstat/io/file_reader.hpp"
 #include "trialstat/io/read_tensor_record.hpp"
 #include "trialstat/plan/read_plan.hpp"
-#include "trialstat/plan/statistics_record.hpp"
+#include "trialstat/stats/statistics_record.hpp"
 #include "trialstat/rules/rule.hpp"
 #include "trialstat/stats/moments.hpp"
 #include "trialstat/trial/catalog.hpp"
@@ -33,7 +33,7 @@ class tensor_set {
   /// `ids` sorted by name (as catalog::select returns them).
   void assign(std::vector<trial::tensor_id> ids);
   /// `assign(ids)`, and ask `plan` for `request` on each of them (a rule's usual `prepare`).
-  void request(std::vector<trial::tensor_id> ids, const plan::tensor_request& request,
+  void request(std::vector<trial::tensor_id> ids, const stats::statistics_request& request,
                plan::read_plan& plan);
   [[nodiscard]] bool contains(trial::tensor_id t) const noexcept {
     return t < rank_.size() && rank_[t] >= 0;
@@ -60,21 +60,21 @@ class tensor_set {
 /// The records of `step` to evaluate, in (tensor name, worker name) order: for each selected
 /// tensor, the record of the lexicographically smallest worker that has one (smdebug's default
 /// worker), or every worker's record when `all_workers`. `out` is cleared first.
-void pick_records(const trial::catalog& trial, const plan::step_statistics& step,
+void pick_records(const trial::catalog& trial, const stats::step_statistics& step,
                   const tensor_set& selected, bool all_workers,
-                  std::vector<const plan::statistics_record*>& out);
+                  std::vector<const stats::statistics_record*>& out);
 
 /// Records grouped by worker, for rules that combine several tensors of one step: with
 /// `all_workers` one group per worker (in `picked` order, i.e. worker name order within each
 /// tensor), else one group holding every record of `picked`. `groups` is cleared first.
-void group_by_worker(std::span<const plan::statistics_record* const> picked, bool all_workers,
-                     std::vector<std::vector<const plan::statistics_record*>>& groups);
+void group_by_worker(std::span<const stats::statistics_record* const> picked, bool all_workers,
+                     std::vector<std::vector<const stats::statistics_record*>>& groups);
 
 /// The label and prediction tensors of a classification rule (Confusion, ClassImbalance) and
 /// each step's records of them, paired by worker.
 class label_prediction_pairs {
  public:
-  using record_list = std::vector<const plan::statistics_record*>;
+  using record_list = std::vector<const stats::statistics_record*>;
   using sides = std::map<trial::worker_id, std::pair<record_list, record_list>>;
 
   /// Keep both tensor sets (sorted by name) and request in `plan` what the rules read: the raw
@@ -86,7 +86,7 @@ class label_prediction_pairs {
   /// `all_workers`, else one entry (worker 0) with smdebug's default worker's records
   /// (`pick_records`). With `labels_win`, a tensor on both sides is a label tensor only. Valid
   /// until the next call.
-  const sides& pair(const trial::catalog& trial, const plan::step_statistics& step,
+  const sides& pair(const trial::catalog& trial, const stats::step_statistics& step,
                     bool all_workers, bool labels_win);
 
  private:
@@ -111,19 +111,19 @@ class label_prediction_pairs {
 
 /// The record's values as float64, appended to `out` (false when the record has none or they
 /// cannot be converted).
-bool append_values(const plan::statistics_record& record, std::vector<double>& out);
+bool append_values(const stats::statistics_record& record, std::vector<double>& out);
 
 /// The values of `records`, concatenated in order, as float64 in `out` (cleared first); false
 /// when a record has no usable values.
-bool concat_values(std::span<const plan::statistics_record* const> records,
+bool concat_values(std::span<const stats::statistics_record* const> records,
                    std::vector<double>& out);
 
 /// Largest finite element over the records' moments (nullopt when none has a finite element).
 [[nodiscard]] std::optional<double> finite_max(
-    std::span<const plan::statistics_record* const> records) noexcept;
+    std::span<const stats::statistics_record* const> records) noexcept;
 
 /// A saved reduction's value in the record, if it was read.
-[[nodiscard]] std::optional<double> saved_reduction(const plan::statistics_record& record,
+[[nodiscard]] std::optional<double> saved_reduction(const stats::statistics_record& record,
                                                     trial::reduction_op op, bool abs) noexcept;
 
 /// numpy mean(|x|) from a moments record: NaN when any element is NaN or the tensor is empty,
@@ -135,7 +135,7 @@ bool concat_values(std::span<const plan::statistics_record* const> records,
 
 /// A finding for `record` (tensor and worker named from the catalog).
 [[nodiscard]] finding make_finding(std::string_view rule, const trial::catalog& trial,
-                                   const plan::statistics_record& record, double value,
+                                   const stats::statistics_record& record, double value,
                                    std::string message);
 
 /// Reads single indexed records of a trial on demand (SimilarAcrossRuns' other trial,

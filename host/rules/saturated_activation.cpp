@@ -42,7 +42,7 @@ class saturated_activation final : public rule {
       const activation kind = kind_of(trial.tensor_names()[t]);
       if (kind == activation::none) continue;
       const stats::axis0_predicate p = predicate_for(kind);
-      plan::tensor_request request;
+      stats::statistics_request request;
       request.moments = false;
       request.axis0 = {p};
       plan.request(t, request);
@@ -60,10 +60,10 @@ class saturated_activation final : public rule {
     }
   }
 
-  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+  void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<finding>& findings) override {
     detail::pick_records(trial, step, selected_, params_.evaluate_all_workers, picked_);
-    for (const plan::statistics_record* record : picked_) {
+    for (const stats::statistics_record* record : picked_) {
       const std::size_t rank = selected_.rank(record->tensor);
       // Without plan_ready: ours is the only interval predicate the record can hold unless
       // another rule asked for one too, so take the last interval entry.
@@ -106,7 +106,7 @@ class saturated_activation final : public rule {
   detail::tensor_set selected_;
   std::vector<stats::axis0_predicate> predicates_;  // by rank in selected_
   std::vector<int> axis0_index_;                    // by rank in selected_
-  std::vector<const plan::statistics_record*> picked_;
+  std::vector<const stats::statistics_record*> picked_;
 };
 
 /// The older tuple form "(lo, hi)" (brackets optional) of threshold_tanh / threshold_sigmoid.

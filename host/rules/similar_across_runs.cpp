@@ -53,8 +53,8 @@ class similar_across_runs final : public rule {
       if (!other) continue;  // only in the base trial: skipped
       shared.push_back(t);
     }
-    plan::tensor_request request;
-    // moments stay on (cheap): a statistics reader that predates tensor_request::needs_raw()
+    stats::statistics_request request;
+    // moments stay on (cheap): a statistics reader that predates statistics_request::needs_raw()
     // decodes a tensor only for moments, histograms, history or axis-0 counts.
     request.keep_values = true;
     for (const auto t : shared) plan.request(t, request);
@@ -63,11 +63,11 @@ class similar_across_runs final : public rule {
     return status::success();
   }
 
-  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+  void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<finding>& findings) override {
     if (!other_) return;
     detail::pick_records(trial, step, selected_, params_.evaluate_all_workers, picked_);
-    for (const plan::statistics_record* record : picked_) {
+    for (const stats::statistics_record* record : picked_) {
       if (record->values_data == nullptr) continue;
       const trial::tensor_id other_tensor = other_ids_[selected_.rank(record->tensor)];
       const trial::tensor_entry* entry = other_entry(trial, *record, other_tensor);
@@ -100,7 +100,7 @@ class similar_across_runs final : public rule {
   /// evaluate_all_workers, else the other trial's default worker (smallest name with a raw
   /// record at the step).
   const trial::tensor_entry* other_entry(const trial::catalog& trial,
-                                         const plan::statistics_record& record,
+                                         const stats::statistics_record& record,
                                          trial::tensor_id other_tensor) const {
     if (params_.evaluate_all_workers) {
       const auto worker = other_->find_worker(trial.workers()[record.worker]);
@@ -119,7 +119,7 @@ class similar_across_runs final : public rule {
   detail::tensor_set selected_;
   std::vector<trial::tensor_id> other_ids_;  // by rank in selected_
   detail::record_fetcher fetcher_;
-  std::vector<const plan::statistics_record*> picked_;
+  std::vector<const stats::statistics_record*> picked_;
 };
 
 }  // namespace

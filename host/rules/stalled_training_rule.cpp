@@ -31,7 +31,7 @@ class stalled_training_rule final : public rule {
     return status::success();  // no statistics: only the catalog and one wall time per step
   }
 
-  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+  void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<finding>& findings) override {
     const auto time = step_wall_time(trial, step.step);
     if (!time) return;

@@ -29,17 +29,17 @@ class tensor_variance final : public rule {
     auto ids = detail::select_tensors(rule_name, trial, params_.collection_names,
                                       params_.tensor_regex, false);
     if (!ids) return ids.error_status();
-    plan::tensor_request request;
+    stats::statistics_request request;
     request.moments = true;
     request.saved_reductions = true;  // variance / std when the raw tensor is not saved
     selected_.request(std::move(*ids), request, plan);
     return status::success();
   }
 
-  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+  void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<finding>& findings) override {
     detail::pick_records(trial, step, selected_, params_.evaluate_all_workers, picked_);
-    for (const plan::statistics_record* record : picked_) {
+    for (const stats::statistics_record* record : picked_) {
       double variance = 0.0;
       std::string_view source = "";
       if (record->moments) {
@@ -71,7 +71,7 @@ class tensor_variance final : public rule {
  private:
   tensor_variance_params params_;
   detail::tensor_set selected_;
-  std::vector<const plan::statistics_record*> picked_;
+  std::vector<const stats::statistics_record*> picked_;
 };
 
 }  // namespace

@@ -27,7 +27,7 @@ class tree_depth final : public rule {
   status prepare(const trial::catalog& trial, plan::read_plan& plan) override {
     std::vector<trial::tensor_id> ids;
     if (const auto t = trial.find_tensor(node_tensor)) ids.push_back(*t);
-    plan::tensor_request request;
+    stats::statistics_request request;
     request.moments = true;  // max of the node ids (the fallback) and one record per save
     for (const auto t : ids) plan.request(t, request);
     selected_.assign(std::move(ids));
@@ -36,10 +36,10 @@ class tree_depth final : public rule {
     return status::success();
   }
 
-  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+  void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<finding>& findings) override {
     detail::pick_records(trial, step, selected_, params_.evaluate_all_workers, picked_);
-    for (const plan::statistics_record* record : picked_) {
+    for (const stats::statistics_record* record : picked_) {
       std::string why_not_exact;
       const auto exact = exact_depth(trial, *record, why_not_exact);
       if (exact) {
@@ -79,7 +79,7 @@ class tree_depth final : public rule {
   /// The exact depth from the link tensors saved beside `record` (same step and worker), or
   /// nullopt with `why` set when they were not saved or cannot be read.
   std::optional<int64_t> exact_depth(const trial::catalog& trial,
-                                     const plan::statistics_record& record, std::string& why) {
+                                     const stats::statistics_record& record, std::string& why) {
     for (std::size_t i = 0; i < std::size(link_tensors); ++i) {
       const trial::tensor_entry* entry =
           links_[i] ? trial.find_entry(*links_[i], record.step, record.worker) : nullptr;
@@ -118,7 +118,7 @@ class tree_depth final : public rule {
 
   tree_depth_params params_;
   detail::tensor_set selected_;
-  std::vector<const plan::statistics_record*> picked_;
+  std::vector<const stats::statistics_record*> picked_;
   std::optional<trial::tensor_id> links_[std::size(link_tensors)];
   std::vector<std::string> columns_[std::size(link_tensors)];
   detail::record_fetcher fetcher_;

@@ -28,7 +28,7 @@ class unchanged_tensor final : public rule {
     auto ids = detail::select_tensors(rule_name, trial, params_.collection_names,
                                       params_.tensor_regex, false);
     if (!ids) return ids.error_status();
-    plan::tensor_request request;
+    stats::statistics_request request;
     request.moments = false;
     request.history_depth = static_cast<int>(params_.num_steps - 1);
     request.allclose = {allclose_};
@@ -43,17 +43,17 @@ class unchanged_tensor final : public rule {
     }
   }
 
-  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+  void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<finding>& findings) override {
     detail::pick_records(trial, step, selected_, params_.evaluate_all_workers, picked_);
     const auto window = static_cast<std::size_t>(params_.num_steps - 1);
-    for (const plan::statistics_record* record : picked_) {
+    for (const stats::statistics_record* record : picked_) {
       if (!record->raw_status.ok() || record->previous.size() < window) continue;
       const int bound = allclose_index_[selected_.rank(record->tensor)];
       bool unchanged = true;
       double max_diff = 0.0;
       for (std::size_t i = 0; i < window && unchanged; ++i) {
-        const plan::previous_comparison& c = record->previous[i];
+        const stats::previous_comparison& c = record->previous[i];
         if (!c.shape_matches) {
           unchanged = false;
           break;
@@ -89,7 +89,7 @@ class unchanged_tensor final : public rule {
   stats::allclose_params allclose_;
   detail::tensor_set selected_;
   std::vector<int> allclose_index_;  // by rank in selected_
-  std::vector<const plan::statistics_record*> picked_;
+  std::vector<const stats::statistics_record*> picked_;
 };
 
 }  // namespace

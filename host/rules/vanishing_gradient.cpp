@@ -21,17 +21,17 @@ class vanishing_gradient final : public rule {
     const std::vector<std::string> collections{"gradients"};
     auto ids = detail::select_tensors(rule_name, trial, collections, {}, false);
     if (!ids) return ids.error_status();
-    plan::tensor_request request;
+    stats::statistics_request request;
     request.moments = true;
     request.saved_reductions = true;  // abs_mean when the raw gradient is not saved
     selected_.request(std::move(*ids), request, plan);
     return status::success();
   }
 
-  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+  void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<finding>& findings) override {
     detail::pick_records(trial, step, selected_, params_.evaluate_all_workers, picked_);
-    for (const plan::statistics_record* record : picked_) {
+    for (const stats::statistics_record* record : picked_) {
       double mean_abs = 0.0;
       std::string_view source = "";
       if (record->moments) {
@@ -54,7 +54,7 @@ class vanishing_gradient final : public rule {
  private:
   vanishing_gradient_params params_;
   detail::tensor_set selected_;
-  std::vector<const plan::statistics_record*> picked_;
+  std::vector<const stats::statistics_record*> picked_;
 };
 
 }  // namespace

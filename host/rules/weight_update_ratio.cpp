@@ -33,7 +33,7 @@ class weight_update_ratio final : public rule {
     if (!ids) return ids.error_status();
     if (!trial.step_infos().empty()) mode_ = choose_mode(trial);
     for (const auto t : *ids) {
-      plan::tensor_request request;
+      stats::statistics_request request;
       request.moments = false;
       request.history_depth = history_depth(trial, t);
       plan.request(t, request);
@@ -42,14 +42,14 @@ class weight_update_ratio final : public rule {
     return status::success();
   }
 
-  void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+  void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<finding>& findings) override {
     if (!mode_) mode_ = choose_mode(trial);
     if (*mode_ != trialstat::mode::global && step.mode != *mode_) return;
     const int64_t key = *mode_ == trialstat::mode::global ? step.step : step.mode_step;
 
     detail::pick_records(trial, step, selected_, params_.evaluate_all_workers, picked_);
-    for (const plan::statistics_record* record : picked_) {
+    for (const stats::statistics_record* record : picked_) {
       if (!record->raw_status.ok()) continue;
       const auto it = saves_.find(history_key(*record));
       if (it == saves_.end() || it->second.empty()) continue;
@@ -81,7 +81,7 @@ class weight_update_ratio final : public rule {
     }
 
     // Remember this step's saves (every worker) for later pairs.
-    for (const plan::statistics_record& record : step.records) {
+    for (const stats::statistics_record& record : step.records) {
       if (!selected_.contains(record.tensor) || !record.raw_status.ok()) continue;
       auto& list = saves_[history_key(record)];
       list.push_back({key, record.step});
@@ -95,7 +95,7 @@ class weight_update_ratio final : public rule {
   }
 
  private:
-  static uint64_t history_key(const plan::statistics_record& r) {
+  static uint64_t history_key(const stats::statistics_record& r) {
     return (static_cast<uint64_t>(r.tensor) << 32) | r.worker;
   }
 
@@ -175,7 +175,7 @@ class weight_update_ratio final : public rule {
   std::optional<trialstat::mode> mode_;
   detail::tensor_set selected_;
   std::map<uint64_t, std::deque<save>> saves_;  // (tensor, worker) → recent in-mode saves
-  std::vector<const plan::statistics_record*> picked_;
+  std::vector<const stats::statistics_record*> picked_;
 };
 
 }  // namespace

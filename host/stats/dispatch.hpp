@@ -13,6 +13,7 @@
 
 #include "trialstat/config.hpp"
 #include "trialstat/stats/backend.hpp"
+#include "trialstat/stats/segment.hpp"
 #include "trialstat/status.hpp"
 
 #if TRIALSTAT_HAS_CUDA

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "kernels/common/element_op.hpp"
-#include "trialstat/stats/backend.hpp"
+#include "trialstat/stats/segment.hpp"
 
 namespace trialstat::kernels {
 

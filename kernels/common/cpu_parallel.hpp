@@ -36,7 +36,7 @@
 #include <omp.h>
 #endif
 
-#include "trialstat/stats/backend.hpp"
+#include "trialstat/stats/segment.hpp"
 
 namespace trialstat::kernels {
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "kernels/common/element_op.hpp"
-#include "trialstat/stats/backend.hpp"
+#include "trialstat/stats/segment.hpp"
 #include "trialstat/status.hpp"
 
 namespace trialstat::kernels {

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "trialstat/stats/backend.hpp"
+#include "trialstat/stats/segment.hpp"
 
 namespace trialstat::kernels {
 

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <span>
 
-#include "trialstat/stats/backend.hpp"
+#include "trialstat/stats/segment.hpp"
 #include "trialstat/stats/histogram.hpp"
 #include "trialstat/stats/moments.hpp"
 #include "trialstat/status.hpp"

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <span>
 
-#include "trialstat/stats/backend.hpp"
+#include "trialstat/stats/segment.hpp"
 #include "trialstat/status.hpp"
 
 namespace trialstat::kernels {

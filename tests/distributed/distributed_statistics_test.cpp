@@ -53,7 +53,7 @@ std::filesystem::path write_three_worker_trial() {
 plan::read_plan stats_plan(const trial::catalog& trial) {
   plan::read_plan plan;
   for (auto id : trial.sorted_tensor_ids()) {
-    plan::tensor_request r;
+    stats::statistics_request r;
     r.histogram_bins = 8;
     if (trial.tensor_names()[id] == "MLP_fc1.weight") {
       r.history_depth = 2;
@@ -69,7 +69,7 @@ using encoded_steps = std::vector<std::vector<std::byte>>;
 encoded_steps single_process(const trial::catalog& trial, const plan::read_plan& plan,
                              const pipeline::pipeline_options& options) {
   encoded_steps out;
-  auto run = pipeline::run_statistics(trial, plan, options, [&](const plan::step_statistics& s) {
+  auto run = pipeline::run_statistics(trial, plan, options, [&](const stats::step_statistics& s) {
     encode_step(s.step, s.records, out.emplace_back());
   });
   EXPECT_TRUE(run.has_value());
@@ -85,7 +85,7 @@ encoded_steps threaded(const trial::catalog& trial, const plan::read_plan& plan,
   for (int r = 0; r < ranks; ++r) {
     threads.emplace_back([&, r] {
       thread_transport t(net, r);
-      auto run = run_statistics_on(t, trial, plan, options, [&](const plan::step_statistics& s) {
+      auto run = run_statistics_on(t, trial, plan, options, [&](const stats::step_statistics& s) {
         encode_step(s.step, s.records, out.emplace_back());
       }, how);
       if (!run) outcome[static_cast<std::size_t>(r)] = run.error_status();
@@ -162,7 +162,7 @@ TEST(DistributedStatistics, PartitionsAreBalancedAndHalosReadOnlyHistory) {
 }
 
 TEST(RecordCodec, RoundTripsEveryField) {
-  plan::statistics_record r;
+  stats::statistics_record r;
   r.tensor = 3;
   r.worker = 2;
   r.step = 17;
@@ -177,7 +177,7 @@ TEST(RecordCodec, RoundTripsEveryField) {
   r.moments->sum = 1.5;
   r.histogram = stats::histogram{4, -1.0, 1.0, false, {1, 2, 0, 3}};
   r.scalar = 0.25;
-  plan::previous_comparison c;
+  stats::previous_comparison c;
   c.previous_step = 12;
   c.result.diff_sum_squares = 2.0;
   c.allclose_violations = {1, 0};
@@ -224,7 +224,7 @@ TEST(RecordCodec, RoundTripsEveryField) {
 
 TEST(RecordCodec, BatchesOfStepsReadBackInOrder) {
   // Steps 5, 6 (no records) and 7, appended to one batch, come back as the same messages.
-  plan::statistics_record r;
+  stats::statistics_record r;
   r.tensor = 1;
   r.worker = 1;
   r.num_elements = 4;

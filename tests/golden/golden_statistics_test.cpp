@@ -43,11 +43,11 @@ double json_double(const json& v) {
 }
 
 /// Compute every record of a trial the way `trialstat stats` does.
-std::map<record_key, plan::statistics_record> compute_all(const trial::catalog& trial,
+std::map<record_key, stats::statistics_record> compute_all(const trial::catalog& trial,
                                                          const pipeline::pipeline_options& options) {
   plan::read_plan plan;
   for (auto id : trial.sorted_tensor_ids()) {
-    plan::tensor_request request;
+    stats::statistics_request request;
     request.histogram_bins = 64;
     request.saved_reductions = true;
     if (trial.in_collection(id, "weights") || trial.in_collection(id, "biases")) {
@@ -55,8 +55,8 @@ std::map<record_key, plan::statistics_record> compute_all(const trial::catalog& 
     }
     plan.request(id, request);
   }
-  std::map<record_key, plan::statistics_record> out;
-  auto run = pipeline::run_statistics(trial, plan, options, [&](const plan::step_statistics& step) {
+  std::map<record_key, stats::statistics_record> out;
+  auto run = pipeline::run_statistics(trial, plan, options, [&](const stats::step_statistics& step) {
     for (const auto& r : step.records) {
       out[{trial.tensor_names()[r.tensor], r.step, trial.workers()[r.worker]}] = r;
     }
@@ -65,7 +65,7 @@ std::map<record_key, plan::statistics_record> compute_all(const trial::catalog& 
   return out;
 }
 
-void expect_stats_equal(const json& want, const plan::statistics_record& got, const std::string& where,
+void expect_stats_equal(const json& want, const stats::statistics_record& got, const std::string& where,
                         bool compare_dtype = true) {
   if (compare_dtype) {
     EXPECT_EQ(std::string(dtype_name(got.type)), want["dtype"].get<std::string>()) << where;
@@ -137,7 +137,7 @@ TEST_P(golden_statistics, every_record_matches_smdebug) {
         const std::string where = name + "/" + tensor + " step " + std::to_string(step);
         const auto it = ours.find({tensor, step, worker});
         ASSERT_NE(it, ours.end()) << where << ": no record";
-        const plan::statistics_record& got = it->second;
+        const stats::statistics_record& got = it->second;
         EXPECT_EQ(std::string(mode_name(got.mode)), rec["mode"].get<std::string>()) << where;
         EXPECT_EQ(got.mode_step, rec["mode_step"].get<int64_t>()) << where;
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The fixed log-scale histogram as a requestable statistic, end to end: tensor_request merging,
+// The fixed log-scale histogram as a requestable statistic, end to end: statistics_request merging,
 // the CPU pipeline's records on a generated trial (NaN, ±Inf, ±0, negatives, values beyond
 // ±9.92e19, float16, int32, bool, an empty and a 0-d tensor) equal both
 // stats::compute_log_histograms on the same bytes and a naive reference (edges by smdebug's loop
@@ -95,15 +95,15 @@ int64_t total_of(const stats::log_histogram& h) {
 // ---- request merging -------------------------------------------------------------------------
 
 TEST(log_histogram_request, MergesWithOrAndNeedsTheRawTensor) {
-  plan::tensor_request plain;
+  stats::statistics_request plain;
   EXPECT_FALSE(plain.log_histogram);  // off unless asked for
-  plan::tensor_request only_log;
+  stats::statistics_request only_log;
   only_log.moments = false;
   EXPECT_FALSE(only_log.needs_raw());
   only_log.log_histogram = true;
   EXPECT_TRUE(only_log.needs_raw());
 
-  plan::tensor_request merged = plain;
+  stats::statistics_request merged = plain;
   merged.merge(only_log);
   EXPECT_TRUE(merged.log_histogram);
   EXPECT_TRUE(merged.moments);
@@ -188,7 +188,7 @@ generated_trial write_trial(uint64_t seed) {
 }
 
 struct collected {
-  std::vector<plan::statistics_record> records;
+  std::vector<stats::statistics_record> records;
   std::vector<stats::log_histogram> direct;  ///< compute_log_histograms on the kept values
 };
 
@@ -196,7 +196,7 @@ collected run_cpu(const trial::catalog& trial, const plan::read_plan& plan) {
   collected out;
   pipeline::pipeline_options options;
   options.backend = stats::backend::cpu;
-  auto run = pipeline::run_statistics(trial, plan, options, [&](const plan::step_statistics& step) {
+  auto run = pipeline::run_statistics(trial, plan, options, [&](const stats::step_statistics& step) {
     for (const auto& r : step.records) {
       out.records.push_back(r);
       out.records.back().values_data = nullptr;  // valid during the callback only
@@ -221,7 +221,7 @@ TEST(log_histogram_request, CpuPipelineRecordsEqualDirectCallAndReference) {
   ASSERT_TRUE(trial) << trial.error_status().to_string();
   plan::read_plan plan;
   for (const trial::tensor_id id : trial->sorted_tensor_ids()) {
-    plan::tensor_request request;
+    stats::statistics_request request;
     request.histogram_bins = 64;
     request.keep_values = true;  // to call compute_log_histograms on the very same bytes
     request.log_histogram = trial->tensor_names()[id] != "not_requested";
@@ -231,7 +231,7 @@ TEST(log_histogram_request, CpuPipelineRecordsEqualDirectCallAndReference) {
   ASSERT_EQ(got.records.size(), written.tensors.size());
   int64_t nonfinite_seen = 0, beyond_seen = 0, binned_seen = 0;
   for (std::size_t i = 0; i < got.records.size(); ++i) {
-    const plan::statistics_record& r = got.records[i];
+    const stats::statistics_record& r = got.records[i];
     const std::string name(trial->tensor_names()[r.tensor]);
     const std::string what = name + " step " + std::to_string(r.step);
     ASSERT_TRUE(r.raw_status.ok()) << what << ": " << r.raw_status.to_string();
@@ -280,13 +280,13 @@ TEST(log_histogram_request, CpuPipelineRecordsEqualDirectCallAndReference) {
 
 // ---- JSON writer -----------------------------------------------------------------------------
 
-std::string write_json(const trial::catalog& trial, const std::vector<plan::statistics_record>& records,
+std::string write_json(const trial::catalog& trial, const std::vector<stats::statistics_record>& records,
                        report::output_format format = report::output_format::json) {
   std::FILE* out = std::tmpfile();
   EXPECT_NE(out, nullptr);
   if (out == nullptr) return {};
   auto writer = report::statistics_writer::create(format, out);
-  plan::step_statistics step;
+  stats::step_statistics step;
   step.records = records;
   writer->write_step(trial, step);
   writer->finish();
@@ -305,7 +305,7 @@ TEST(log_histogram_request, JsonWriterEmitsSparseObjectThatParsesBack) {
   ASSERT_TRUE(trial) << trial.error_status().to_string();
   plan::read_plan plan;
   for (const trial::tensor_id id : trial->sorted_tensor_ids()) {
-    plan::tensor_request request;
+    stats::statistics_request request;
     request.log_histogram = trial->tensor_names()[id] != "not_requested";
     plan.request(id, request);
   }
@@ -317,7 +317,7 @@ TEST(log_histogram_request, JsonWriterEmitsSparseObjectThatParsesBack) {
   std::size_t i = 0;
   for (; std::getline(lines, line); ++i) {
     ASSERT_LT(i, got.records.size());
-    const plan::statistics_record& r = got.records[i];
+    const stats::statistics_record& r = got.records[i];
     const json row = json::parse(line);
     SCOPED_TRACE(row["tensor"].get<std::string>() + " step " + std::to_string(r.step));
     if (!r.log_histogram) {
@@ -353,7 +353,7 @@ TEST(log_histogram_request, JsonWriterEmitsSparseObjectThatParsesBack) {
   EXPECT_EQ(i, got.records.size());
 
   // A hand-made record: exact text (the documented shape), empty histogram too.
-  plan::statistics_record r = got.records.front();
+  stats::statistics_record r = got.records.front();
   r.moments.reset();
   r.histogram.reset();
   r.previous.clear();
@@ -400,7 +400,7 @@ TEST(log_histogram_request, GoldenTrialsCountsBesideBinsAndExtremes) {
     }
     plan::read_plan plan;
     for (const trial::tensor_id id : trial->sorted_tensor_ids()) {
-      plan::tensor_request request;
+      stats::statistics_request request;
       request.log_histogram = true;
       request.keep_values = true;
       plan.request(id, request);

@@ -392,13 +392,13 @@ TEST(ShrinkingFiles, AStepWhoseMappedEventFileIsTruncatedWhileReadFailsItsRecord
   auto trial = trial::catalog::open(root);
   ASSERT_TRUE(trial.has_value());
   plan::read_plan plan;
-  plan::tensor_request request;
+  stats::statistics_request request;
   request.moments = true;
   for (const auto t : trial->sorted_tensor_ids()) plan.request(t, request);
   pipeline::pipeline_options options;
   ASSERT_TRUE(options.map_event_files);
   std::vector<std::pair<int64_t, bool>> seen;  // (step, all records ok)
-  auto run = pipeline::run_statistics(*trial, plan, options, [&](const plan::step_statistics& step) {
+  auto run = pipeline::run_statistics(*trial, plan, options, [&](const stats::step_statistics& step) {
     bool all_ok = true;
     for (const auto& r : step.records) all_ok = all_ok && r.raw_status.ok() && r.moments.has_value();
     seen.emplace_back(step.step, all_ok);

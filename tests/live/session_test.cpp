@@ -89,7 +89,7 @@ TEST(StreamUnfinished, CutTailAndMissingFileAreRetried) {
   trialstat::pipeline::statistics_stream stream(catalog, all_moments(catalog), options);
   std::vector<int64_t> seen;
   std::vector<double> trunc_inf;
-  const auto on_step = [&](const trialstat::plan::step_statistics& s) {
+  const auto on_step = [&](const trialstat::stats::step_statistics& s) {
     seen.push_back(s.step);
     for (const auto& r : s.records) {
       EXPECT_TRUE(r.raw_status.ok()) << r.raw_status.to_string();
@@ -138,7 +138,7 @@ TEST(StreamUnfinished, OffByDefaultTheRecordFails) {
   auto catalog = open_index_only(root);
   int64_t failed = 0, steps = 0;
   auto run = trialstat::pipeline::run_statistics(catalog, all_moments(catalog), {},
-                                                 [&](const trialstat::plan::step_statistics& s) {
+                                                 [&](const trialstat::stats::step_statistics& s) {
                                                    ++steps;
                                                    for (const auto& r : s.records) {
                                                      if (r.raw_status.code() == error_code::truncated_record) ++failed;

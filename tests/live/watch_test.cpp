@@ -429,7 +429,7 @@ class poll_rule final : public trialstat::rules::rule {
   trialstat::status prepare(const trialstat::trial::catalog&, trialstat::plan::read_plan&) override {
     return trialstat::status::success();
   }
-  void evaluate_step(const trialstat::trial::catalog&, const trialstat::plan::step_statistics&,
+  void evaluate_step(const trialstat::trial::catalog&, const trialstat::stats::step_statistics&,
                      std::vector<trialstat::rules::finding>&) override {}
   void on_poll(const trialstat::trial::catalog& trial, std::chrono::system_clock::time_point now,
                std::vector<trialstat::rules::finding>& findings) override {

@@ -27,7 +27,7 @@
 #include "tests/reference/reference_stats.hpp"
 #include "tests/support/shared_trials.hpp"
 #include "trialstat/plan/read_plan.hpp"
-#include "trialstat/plan/statistics_record.hpp"
+#include "trialstat/stats/statistics_record.hpp"
 #include "trialstat/rules/rule.hpp"
 #include "trialstat/trial/catalog.hpp"
 
@@ -244,7 +244,7 @@ struct run_options {
   bool tell_plan = true;                 ///< call plan_ready with the merged plan
   std::optional<int64_t> step_begin;     ///< skip global steps before this (invoke_rule start)
   /// Requests of other rules merged into the plan (tensor name → request).
-  std::vector<std::pair<std::string, plan::tensor_request>> others = {};
+  std::vector<std::pair<std::string, stats::statistics_request>> others = {};
   /// Saved reduction values; unset: computed from the tensor's value with numpy definitions.
   std::function<std::optional<double>(const trial::tensor_entry&, const trial::saved_reduction&)>
       reductions = {};
@@ -299,18 +299,18 @@ inline run_result run_rule(trialstat::rules::rule& rule, const trial::catalog& t
   };
   std::map<std::pair<trial::tensor_id, trial::worker_id>, std::deque<kept>> history;
   const stats::allclose_params default_params{};
-  std::vector<plan::statistics_record> records;
+  std::vector<stats::statistics_record> records;
   std::deque<std::vector<std::byte>> kept_bytes;  // stable addresses for values_data
   for (const trial::step_info& info : trial.step_infos()) {
     if (options.step_begin && info.step < *options.step_begin) continue;
     records.clear();
     kept_bytes.clear();
     for (const trial::tensor_entry& entry : trial.entries_at(info.step)) {
-      const plan::tensor_request* request = merged.find(entry.tensor);
+      const stats::statistics_request* request = merged.find(entry.tensor);
       if (request == nullptr) continue;
       const std::string& name = trial.tensor_names()[entry.tensor];
       const std::string& worker = trial.workers()[entry.worker];
-      plan::statistics_record& r = records.emplace_back();
+      stats::statistics_record& r = records.emplace_back();
       r.tensor = entry.tensor;
       r.worker = entry.worker;
       r.step = info.step;
@@ -359,7 +359,7 @@ inline run_result run_rule(trialstat::rules::rule& rule, const trial::catalog& t
       if (request->history_depth > 0) {
         auto& kept_values = history[{entry.tensor, entry.worker}];
         for (auto it = kept_values.rbegin(); it != kept_values.rend(); ++it) {
-          plan::previous_comparison c;
+          stats::previous_comparison c;
           c.previous_step = it->step;
           c.shape_matches = it->value.shape == value->shape;
           if (c.shape_matches) {
@@ -377,7 +377,7 @@ inline run_result run_rule(trialstat::rules::rule& rule, const trial::catalog& t
         while (static_cast<int>(kept_values.size()) > request->history_depth) kept_values.pop_front();
       }
     }
-    rule.evaluate_step(trial, plan::step_statistics{info.step, info.mode, info.mode_step, records},
+    rule.evaluate_step(trial, stats::step_statistics{info.step, info.mode, info.mode_step, records},
                        out.findings);
   }
   rule.finish(trial, out.findings);

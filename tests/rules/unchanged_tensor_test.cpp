@@ -106,7 +106,7 @@ TEST(UnchangedTensor, FindsItsOwnParameterSetAmongOtherRules) {
     for (double& x : v.data) x *= 1.0 + 1e-3 * static_cast<double>(step);
     return std::optional(v);
   };
-  plan::tensor_request loose;
+  stats::statistics_request loose;
   loose.history_depth = 2;
   loose.allclose = {{0.1, 0.0, false}};
   run_options options;
@@ -120,7 +120,7 @@ TEST(UnchangedTensor, FindsItsOwnParameterSetAmongOtherRules) {
   // The loose rule itself fires.
   options.tell_plan = true;
   options.others = {{"w", [] {
-                       plan::tensor_request strict_request;
+                       stats::statistics_request strict_request;
                        strict_request.history_depth = 2;
                        strict_request.allclose = {{1e-5, 1e-8, false}};
                        return strict_request;

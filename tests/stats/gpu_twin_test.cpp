@@ -16,6 +16,7 @@
 #include "trialstat/config.hpp"
 #include "trialstat/stats/axis_counts.hpp"
 #include "trialstat/stats/backend.hpp"
+#include "trialstat/stats/segment.hpp"
 #include "trialstat/stats/histogram.hpp"
 #include "trialstat/stats/moments.hpp"
 #include "trialstat/stats/pairwise.hpp"

@@ -326,7 +326,7 @@ struct stats_columns {
 
   std::size_t rows() const { return step.size(); }
 
-  void add(const plan::statistics_record& r) {
+  void add(const stats::statistics_record& r) {
     const std::size_t row = rows();
     tensor.push_back(r.tensor);
     worker.push_back(r.worker);
@@ -507,7 +507,7 @@ plan::read_plan make_plan(const trial::catalog& cat, const stats_request& req) {
   const auto num_tensors = cat.tensor_names().size();
   for (auto id : req.tensors) {
     if (id >= num_tensors) raise(status(error_code::invalid_argument, "tensor id out of range"));
-    plan::tensor_request request;
+    stats::statistics_request request;
     request.moments = true;
     request.histogram_bins = req.histogram_bins;
     request.log_histogram = req.log_histogram;
@@ -516,7 +516,7 @@ plan::read_plan make_plan(const trial::catalog& cat, const stats_request& req) {
   }
   for (auto id : req.ratio_tensors) {
     if (id >= num_tensors) raise(status(error_code::invalid_argument, "tensor id out of range"));
-    plan::tensor_request request;
+    stats::statistics_request request;
     request.moments = true;
     request.histogram_bins = req.histogram_bins;
     request.log_histogram = req.log_histogram;
@@ -537,7 +537,7 @@ nb::dict statistics(py_trial& t, const stats_request& req) {
   pipeline::pipeline_counters counters;
   {
     nb::gil_scoped_release release;
-    auto run = pipeline::run_statistics(t.catalog(), plan, options, [&](const plan::step_statistics& s) {
+    auto run = pipeline::run_statistics(t.catalog(), plan, options, [&](const stats::step_statistics& s) {
       for (const auto& r : s.records) columns.add(r);
     });
     if (!run) {
@@ -567,7 +567,7 @@ void for_each_step(py_trial& t, const stats_request& req, nb::callable callback)
   columns.log_histogram = req.log_histogram;
   columns.want_ratio = !req.ratio_tensors.empty();
   std::optional<nb::python_error> failure;
-  auto run = pipeline::run_statistics(t.catalog(), plan, options, [&](const plan::step_statistics& s) {
+  auto run = pipeline::run_statistics(t.catalog(), plan, options, [&](const stats::step_statistics& s) {
     if (failure) return;
     for (const auto& r : s.records) columns.add(r);
     try {

@@ -69,7 +69,7 @@ int run_stats(const stats_options& o) {
   auto writer = report::statistics_writer::create(*format, file ? file.get() : stdout);
   int64_t failed = 0;
   int64_t strings = 0;  // string records: readable, but without numeric statistics
-  auto run = distributed::run_statistics(trial, plan, *options, [&](const plan::step_statistics& step) {
+  auto run = distributed::run_statistics(trial, plan, *options, [&](const stats::step_statistics& step) {
     writer->write_step(trial, step);
     for (const auto& r : step.records) {
       if (r.type == dtype::string && r.raw_status.code() == error_code::unsupported_dtype) {

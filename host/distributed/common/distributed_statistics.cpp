@@ -33,7 +33,7 @@ plan::read_plan halo_plan(const plan::read_plan& full, int64_t begin, int64_t en
 /// (halo steps are computed but not emitted).
 class local_share {
  public:
-  using emit_fn = std::function<void(std::size_t, const plan::step_statistics&)>;
+  using emit_fn = std::function<void(std::size_t, const stats::step_statistics&)>;
 
   local_share(const trial::catalog& trial, const plan::read_plan& plan,
               const pipeline::pipeline_options& options, const partition& part, int rank)
@@ -55,7 +55,7 @@ class local_share {
       std::size_t index = 0;
       pipeline::statistics_stream stream(trial_, std::move(mine), options_);
       auto counters = stream.advance(
-          [&](const plan::step_statistics& step) {
+          [&](const stats::step_statistics& step) {
             while (index < part_.steps.size() && part_.steps[index] < step.step) ++index;
             emit(index, step);
           },
@@ -79,7 +79,7 @@ class local_share {
       if (chunk.halo_begin < chunk.begin) {
         // History of the steps before the chunk: computed, not emitted.
         stream->set_plan(halo_plan(plan_, part_.steps[chunk.halo_begin], first));
-        auto counters = stream->advance([](const plan::step_statistics&) {}, true);
+        auto counters = stream->advance([](const stats::step_statistics&) {}, true);
         if (!counters) return counters.error_status();
         add(*counters);
       }
@@ -89,7 +89,7 @@ class local_share {
       stream->set_plan(std::move(mine));
       std::size_t index = chunk.begin;
       auto counters = stream->advance(
-          [&](const plan::step_statistics& step) {
+          [&](const stats::step_statistics& step) {
             while (index < chunk.end && part_.steps[index] < step.step) ++index;
             emit(index, step);
           },
@@ -110,10 +110,10 @@ class local_share {
 
 /// Records in single-process order: per worker group of the step's entries, that worker's
 /// records from the rank that read it.
-std::vector<plan::statistics_record> merge_by_worker(const trial::catalog& trial, int64_t step,
+std::vector<stats::statistics_record> merge_by_worker(const trial::catalog& trial, int64_t step,
                                                      const partition& part,
-                                                     std::vector<std::vector<plan::statistics_record>>& by_rank) {
-  std::vector<plan::statistics_record> merged;
+                                                     std::vector<std::vector<stats::statistics_record>>& by_rank) {
+  std::vector<stats::statistics_record> merged;
   std::vector<std::size_t> cursor(by_rank.size(), 0);
   std::optional<trial::worker_id> previous;
   for (const trial::tensor_entry& entry : trial.entries_at(step)) {
@@ -154,7 +154,7 @@ constexpr std::size_t batch_bytes = std::size_t{1} << 20;
 constexpr std::size_t batch_steps = 64;
 constexpr uint64_t batch_tensor_bytes = uint64_t{4} << 20;
 
-uint64_t tensor_bytes_of(std::span<const plan::statistics_record> records) {
+uint64_t tensor_bytes_of(std::span<const stats::statistics_record> records) {
   uint64_t bytes = 0;
   for (const auto& r : records) bytes += static_cast<uint64_t>(std::max<int64_t>(0, r.num_elements)) * dtype_size_bytes(r.type);
   return bytes;
@@ -193,7 +193,7 @@ result<pipeline::pipeline_counters> run_statistics_on(transport& ranks, const tr
     failure = std::move(why);
     if (how.on_rank_failure) how.on_rank_failure(failure);
   };
-  const auto check = [&](std::span<const plan::statistics_record> records) {
+  const auto check = [&](std::span<const stats::statistics_record> records) {
     if (!how.fail_on_unreadable_files) return;
     for (const auto& r : records) {
       if (r.raw_status.code() == error_code::io_error) return fail(r.raw_status);
@@ -214,7 +214,7 @@ result<pipeline::pipeline_counters> run_statistics_on(transport& ranks, const tr
       batched = 0;
       batched_tensor_bytes = 0;
     };
-    auto counters = share.run([&](std::size_t, const plan::step_statistics& step) {
+    auto counters = share.run([&](std::size_t, const stats::step_statistics& step) {
       if (!failure.ok()) return;
       check(step.records);
       if (!failure.ok()) return;
@@ -253,15 +253,15 @@ result<pipeline::pipeline_counters> run_statistics_on(transport& ranks, const tr
   std::vector<std::vector<std::byte>> inbox(static_cast<std::size_t>(ranks.size()));
   std::vector<std::size_t> inbox_at(static_cast<std::size_t>(ranks.size()), 0);
   std::size_t next = 0;
-  const auto emit = [&](std::size_t i, std::span<const plan::statistics_record> local) {
+  const auto emit = [&](std::size_t i, std::span<const stats::statistics_record> local) {
     const int64_t step = part.steps[i];
     const trial::step_info* info = trial.find_step(step);
     const auto owners = part.owners(i);
     if (owners.size() == 1 && owners[0] == 0) {
-      on_step(plan::step_statistics{step, info->mode, info->mode_step, local});
+      on_step(stats::step_statistics{step, info->mode, info->mode_step, local});
       return;
     }
-    std::vector<std::vector<plan::statistics_record>> by_rank(static_cast<std::size_t>(ranks.size()));
+    std::vector<std::vector<stats::statistics_record>> by_rank(static_cast<std::size_t>(ranks.size()));
     for (const int owner : owners) {
       if (owner == 0) {
         by_rank[0].assign(local.begin(), local.end());
@@ -285,15 +285,15 @@ result<pipeline::pipeline_counters> run_statistics_on(transport& ranks, const tr
       }
       by_rank[static_cast<std::size_t>(owner)] = std::move(decoded->records);
     }
-    std::vector<plan::statistics_record> merged;
+    std::vector<stats::statistics_record> merged;
     if (owners.size() == 1) {
       merged = std::move(by_rank[static_cast<std::size_t>(owners[0])]);
     } else {
       merged = merge_by_worker(trial, step, part, by_rank);
     }
-    on_step(plan::step_statistics{step, info->mode, info->mode_step, merged});
+    on_step(stats::step_statistics{step, info->mode, info->mode_step, merged});
   };
-  auto counters = share.run([&](std::size_t index, const plan::step_statistics& step) {
+  auto counters = share.run([&](std::size_t index, const stats::step_statistics& step) {
     if (!failure.ok()) return;
     check(step.records);
     while (failure.ok() && next < index) emit(next++, {});

@@ -13,7 +13,7 @@ namespace trialstat::distributed {
 namespace {
 
 /// Bytes the records of one entry need read (raw record if the request needs it, reductions).
-uint64_t entry_bytes(const trial::tensor_entry& entry, const plan::tensor_request& request) {
+uint64_t entry_bytes(const trial::tensor_entry& entry, const stats::statistics_request& request) {
   uint64_t bytes = 0;
   if (entry.raw && request.needs_raw()) bytes += entry.raw->length_bytes;
   if (request.saved_reductions) {
@@ -133,7 +133,7 @@ result<partition> make_partition(const trial::catalog& trial, const plan::read_p
   const int depth = plan.max_history_depth();
   for (std::size_t i = 0; i < out.steps.size(); ++i) {
     for (const trial::tensor_entry& entry : trial.entries_at(out.steps[i])) {
-      const plan::tensor_request* request = plan.find(entry.tensor);
+      const stats::statistics_request* request = plan.find(entry.tensor);
       if (request == nullptr) continue;
       const uint64_t bytes = entry_bytes(entry, *request) + 1;
       step_bytes[i] += bytes;
@@ -179,7 +179,7 @@ result<partition> make_partition(const trial::catalog& trial, const plan::read_p
     }
     for (std::size_t i = chunk.halo_begin; i < chunk.begin; ++i) {
       for (const trial::tensor_entry& entry : trial.entries_at(out.steps[i])) {
-        const plan::tensor_request* request = plan.find(entry.tensor);
+        const stats::statistics_request* request = plan.find(entry.tensor);
         if (request != nullptr && request->history_depth > 0) out.halo_bytes += entry_bytes(entry, *request);
       }
     }

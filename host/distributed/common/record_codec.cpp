@@ -150,7 +150,7 @@ void fields(IO& io, stats::log_histogram& h) {
   io.pod(h.above_count);
 }
 template <typename IO>
-void fields(IO& io, plan::previous_comparison& c) {
+void fields(IO& io, stats::previous_comparison& c) {
   io.pod(c.previous_step);
   io.pod(c.shape_matches);
   io.pod(c.result);
@@ -171,7 +171,7 @@ void fields(IO& io, stats::channel_sums& c) {
   io.vec(c.neg_inf_count);
 }
 template <typename IO>
-void fields(IO& io, plan::statistics_record& r) {
+void fields(IO& io, stats::statistics_record& r) {
   io.pod(r.tensor);
   io.pod(r.worker);
   io.pod(r.step);
@@ -210,7 +210,7 @@ void fields(IO& io, plan::statistics_record& r) {
 namespace {
 
 /// Appends the message for `step` to `out` (what encode_step writes).
-void write_step(int64_t step, std::span<const plan::statistics_record> records, std::vector<std::byte>& out) {
+void write_step(int64_t step, std::span<const stats::statistics_record> records, std::vector<std::byte>& out) {
   writer w(out);
   w.pod(step_magic);
   w.pod(step);
@@ -220,12 +220,12 @@ void write_step(int64_t step, std::span<const plan::statistics_record> records, 
 
 }  // namespace
 
-void encode_step(int64_t step, std::span<const plan::statistics_record> records, std::vector<std::byte>& out) {
+void encode_step(int64_t step, std::span<const stats::statistics_record> records, std::vector<std::byte>& out) {
   out.clear();
   write_step(step, records, out);
 }
 
-void append_step(int64_t step, std::span<const plan::statistics_record> records, std::vector<std::byte>& batch) {
+void append_step(int64_t step, std::span<const stats::statistics_record> records, std::vector<std::byte>& batch) {
   const std::size_t at = batch.size();
   uint64_t length = 0;  // filled in once the message is written
   batch.resize(at + sizeof length);

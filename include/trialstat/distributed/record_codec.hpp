@@ -10,20 +10,20 @@
 #include <span>
 #include <vector>
 
-#include "trialstat/plan/statistics_record.hpp"
+#include "trialstat/stats/statistics_record.hpp"
 #include "trialstat/status.hpp"
 
 namespace trialstat::distributed {
 
 /// @brief Append the message for `step` holding `records` to `out` (cleared first). Every field
-/// of `plan::statistics_record` is kept, the kept values (`values_data`, num_elements × dtype
+/// of `stats::statistics_record` is kept, the kept values (`values_data`, num_elements × dtype
 /// size bytes) included when present.
-void encode_step(int64_t step, std::span<const plan::statistics_record> records, std::vector<std::byte>& out);
+void encode_step(int64_t step, std::span<const stats::statistics_record> records, std::vector<std::byte>& out);
 
 /// @brief Append the message for `step` (as `encode_step` writes it) to `batch` as one
 /// length-prefixed item (uint64 length in bytes, then the message): a rank sends the steps of a
 /// run of small steps as one transport message.
-void append_step(int64_t step, std::span<const plan::statistics_record> records, std::vector<std::byte>& batch);
+void append_step(int64_t step, std::span<const stats::statistics_record> records, std::vector<std::byte>& batch);
 
 /// @brief The step message of `batch` at byte `at`, which is advanced past it.
 /// @return the message (a view into `batch`, for `decode_step`); errors: data_loss when the
@@ -33,7 +33,7 @@ void append_step(int64_t step, std::span<const plan::statistics_record> records,
 /// @brief A decoded step message.
 struct decoded_step {
   int64_t step = 0;
-  std::vector<plan::statistics_record> records;
+  std::vector<stats::statistics_record> records;
 };
 
 /// @brief Decode a message of `encode_step`. Kept values point into `bytes`, which must outlive

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "trialstat/plan/read_plan.hpp"
-#include "trialstat/plan/statistics_record.hpp"
+#include "trialstat/stats/statistics_record.hpp"
 #include "trialstat/progress.hpp"
 #include "trialstat/stats/backend.hpp"
 #include "trialstat/status.hpp"
@@ -58,7 +58,7 @@ struct pipeline_options {
   std::optional<int64_t> step_begin;
   std::optional<int64_t> step_end;
   /// Pinned host staging memory of the CUDA backend in bytes (`--pinned-mb`; see
-  /// `executor_options::pinned_pool_bytes`), allocated once per stream. Ignored by the CPU.
+  /// `stats::executor_options::pinned_pool_bytes`), allocated once per stream. Ignored by the CPU.
   std::size_t pinned_pool_bytes = std::size_t{256} << 20;
   /// Live trials (additive, issue 4): before a step is computed, check that every record it
   /// needs lies wholly inside its event file as the file is now; if a file is missing or shorter
@@ -99,7 +99,7 @@ struct pipeline_counters {
 
 /// @brief Called once per saved global step (ascending) with all records of that step.
 /// The records are valid only during the call.
-using step_callback = std::function<void(const plan::step_statistics&)>;
+using step_callback = std::function<void(const stats::step_statistics&)>;
 
 /// @brief Incremental statistics over a trial that may still be growing (live trials): each
 /// `advance` processes, in global-step order, the saved steps after the last one processed, up

@@ -9,7 +9,7 @@
 /// over finite values, `null` when there are none. Optional: `update_ratio: {prev_step, ratio}`
 /// (‖W_s − W_prev‖₂ / (‖W_prev‖₂ + 1e-9), non-finite as "NaN"/"Infinity"/"-Infinity"),
 /// `saved_reductions: [{reduction, abs, value}]`, `log_hist` (only when the record carries a
-/// fixed log-scale histogram, `tensor_request::log_histogram`, `trialstat stats --log-hist`):
+/// fixed log-scale histogram, `statistics_request::log_histogram`, `trialstat stats --log-hist`):
 /// `{bins: 1548, nonzero: [[bin, count], ...], nan, pos_inf, neg_inf, below, above}` — the
 /// non-empty bins only, ascending by bin index; bin i = [edge[i], edge[i+1]) of
 /// stats::log_histogram_edges() (edge[774] = 0, the last bin closed); `below`/`above` count
@@ -27,7 +27,7 @@
 #include <string_view>
 
 #include "trialstat/plan/read_plan.hpp"
-#include "trialstat/plan/statistics_record.hpp"
+#include "trialstat/stats/statistics_record.hpp"
 #include "trialstat/status.hpp"
 #include "trialstat/trial/catalog.hpp"
 
@@ -46,7 +46,7 @@ inline constexpr double update_ratio_epsilon = 1e-9;
 /// most recent previous saved step (`previous.front()`), IEEE propagation of non-finite values.
 /// @param prev_step  receives that previous step (may be null)
 /// @return nullopt when the record has no previous comparison or the shapes differ.
-[[nodiscard]] std::optional<double> update_ratio(const plan::statistics_record& r,
+[[nodiscard]] std::optional<double> update_ratio(const stats::statistics_record& r,
                                                  int64_t* prev_step = nullptr);
 
 /// @brief The tensors `trialstat stats` (and `tensorboard`, `report`) select: every tensor when
@@ -68,7 +68,7 @@ class statistics_writer {
  public:
   virtual ~statistics_writer() = default;
   /// @brief Write every record of one step.
-  virtual void write_step(const trial::catalog& trial, const plan::step_statistics& step) = 0;
+  virtual void write_step(const trial::catalog& trial, const stats::step_statistics& step) = 0;
   /// @brief Flush buffered output.
   virtual void finish() = 0;
 

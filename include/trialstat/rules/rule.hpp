@@ -15,7 +15,7 @@
 
 #include "trialstat/mode.hpp"
 #include "trialstat/plan/read_plan.hpp"
-#include "trialstat/plan/statistics_record.hpp"
+#include "trialstat/stats/statistics_record.hpp"
 #include "trialstat/status.hpp"
 #include "trialstat/trial/catalog.hpp"
 
@@ -65,7 +65,7 @@ class rule {
   /// @brief Evaluate one saved global step. Called in increasing step order with the records of
   /// that step (all workers, only tensors somebody requested). Append findings for conditions
   /// met at this step. Must not throw.
-  virtual void evaluate_step(const trial::catalog& trial, const plan::step_statistics& step,
+  virtual void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                              std::vector<finding>& findings) = 0;
 
   /// @brief Ok, or why the rule cannot give a verdict on the data it was given (issue 16: e.g.

@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file backend.hpp
-/// @brief Which implementation computes statistics, and segmented batches (the unit of work).
+/// @brief Which implementation computes statistics (CPU twin or CUDA), and whether CUDA can run.
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string_view>
-
-#include "trialstat/dtype.hpp"
 
 namespace trialstat::stats {
 
@@ -25,13 +22,5 @@ enum class backend : uint8_t {
 /// (`TRIALSTAT_HAS_CUDA` in trialstat/config.hpp) and the CUDA runtime reports at least one
 /// device. Queried once per process (the answer is cached); never throws, never fails.
 [[nodiscard]] bool cuda_device_available() noexcept;
-
-/// @brief One tensor inside a batch buffer: `num_elements` elements of `type` starting
-/// `offset_bytes` after the buffer's base. Segments may be unaligned and may not overlap.
-struct segment {
-  uint64_t offset_bytes = 0;
-  int64_t num_elements = 0;
-  dtype type = dtype::float32;
-};
 
 }  // namespace trialstat::stats

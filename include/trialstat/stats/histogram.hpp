@@ -18,6 +18,7 @@
 
 #include "trialstat/status.hpp"
 #include "trialstat/stats/backend.hpp"
+#include "trialstat/stats/segment.hpp"
 #include "trialstat/stats/moments.hpp"
 
 namespace trialstat::stats {

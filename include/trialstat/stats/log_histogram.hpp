@@ -16,6 +16,7 @@
 
 #include "trialstat/status.hpp"
 #include "trialstat/stats/backend.hpp"
+#include "trialstat/stats/segment.hpp"
 
 namespace trialstat::stats {
 

@@ -17,6 +17,7 @@
 
 #include "trialstat/status.hpp"
 #include "trialstat/stats/backend.hpp"
+#include "trialstat/stats/segment.hpp"
 #include "trialstat/tensor_view.hpp"
 
 namespace trialstat::stats {

@@ -4,13 +4,13 @@
 // asks for them. Internal to host/pipeline.
 #pragma once
 
-#include "trialstat/plan/read_plan.hpp"
-#include "trialstat/plan/statistics_record.hpp"
+#include "trialstat/stats/statistics_request.hpp"
+#include "trialstat/stats/statistics_record.hpp"
 #include "trialstat/stats/backend.hpp"
 #include "trialstat/status.hpp"
 #include "trialstat/tensor_view.hpp"
 
-namespace trialstat::pipeline::detail {
+namespace trialstat::stats::detail {
 
 /// @brief Append to `record` what `request` asks beyond moments/histograms/axis-0/pairwise:
 /// `percentiles` (one percentile_value per requested q, request order), `equal_counts` (one per
@@ -22,9 +22,9 @@ namespace trialstat::pipeline::detail {
 /// @param which  backend of the statistics calls
 /// @return ok; errors from the statistics (out_of_memory, cuda_*); never for an axis that does
 ///   not fit the tensor.
-[[nodiscard]] status compute_rule_statistics(const plan::tensor_request& request,
+[[nodiscard]] status compute_rule_statistics(const stats::statistics_request& request,
                                              const tensor_view& tensor,
-                                             plan::statistics_record& record,
+                                             stats::statistics_record& record,
                                              stats::backend which);
 
-}  // namespace trialstat::pipeline::detail
+}  // namespace trialstat::stats::detail

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// read_plan / tensor_request::merge: the union of several rules' needs.
+// read_plan / stats::statistics_request::merge: the union of several rules' needs.
 #include <gtest/gtest.h>
 
 #include "trialstat/plan/read_plan.hpp"
@@ -14,14 +14,14 @@ TEST(ReadPlan, MergesRequestsPerTensor) {
   EXPECT_EQ(plan.find(3), nullptr);
   EXPECT_EQ(plan.max_history_depth(), 0);
 
-  tensor_request a;
+  stats::statistics_request a;
   a.moments = false;
   a.history_depth = 2;
   a.allclose = {{1e-5, 1e-8, false}};
   a.axis0 = {{kind::open_interval, -1.0, 1.0}};
   plan.request(3, a);
 
-  tensor_request b;
+  stats::statistics_request b;
   b.moments = true;
   b.histogram_bins = 64;
   b.history_depth = 1;
@@ -31,7 +31,7 @@ TEST(ReadPlan, MergesRequestsPerTensor) {
   plan.request(3, b);
   plan.request(5, a);
 
-  const tensor_request* r = plan.find(3);
+  const stats::statistics_request* r = plan.find(3);
   ASSERT_NE(r, nullptr);
   EXPECT_TRUE(r->moments);
   EXPECT_EQ(r->histogram_bins, 64);
@@ -52,10 +52,10 @@ TEST(ReadPlan, MergesRequestsPerTensor) {
 }
 
 TEST(ReadPlan, MergeDoesNotDependOnOrder) {
-  tensor_request a;
+  stats::statistics_request a;
   a.allclose = {{0.1, 0.0, false}};
   a.axis0 = {{kind::open_interval, -2.0, 2.0}};
-  tensor_request b;
+  stats::statistics_request b;
   b.allclose = {{0.01, 0.0, false}, {0.1, 0.0, false}};
   b.axis0 = {{kind::positive, 0.0, 0.0}};
   read_plan ab;

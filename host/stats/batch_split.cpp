@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "host/pipeline/batch_split.hpp"
+#include "host/stats/batch_split.hpp"
 
 #include <algorithm>
 #include <string>
@@ -7,7 +7,7 @@
 #include "kernels/pairwise/pairwise_op.hpp"
 #include "trialstat/dtype.hpp"
 
-namespace trialstat::pipeline::detail {
+namespace trialstat::stats::detail {
 
 uint64_t max_piece_bytes(const split_limits& limits) noexcept {
   if (limits.max_span_bytes < 2 * piece_alignment_bytes) return 0;
@@ -159,4 +159,4 @@ void add_counts(std::span<int64_t> acc, std::span<const int64_t> part) noexcept 
   }
 }
 
-}  // namespace trialstat::pipeline::detail
+}  // namespace trialstat::stats::detail

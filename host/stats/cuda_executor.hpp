@@ -30,9 +30,9 @@
 #include <memory>
 #include <optional>
 
-#include "trialstat/pipeline/statistics_executor.hpp"
+#include "trialstat/stats/statistics_executor.hpp"
 
-namespace trialstat::pipeline {
+namespace trialstat::stats {
 
 /// @brief What a CUDA executor did (benchmarks and tests read these).
 struct cuda_executor_counters {
@@ -56,4 +56,4 @@ struct cuda_executor_counters {
 /// @brief The counters of an executor made by make_cuda_statistics_executor (nullopt for others).
 [[nodiscard]] std::optional<cuda_executor_counters> cuda_counters(const statistics_executor& executor);
 
-}  // namespace trialstat::pipeline
+}  // namespace trialstat::stats

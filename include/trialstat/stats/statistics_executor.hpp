@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file statistics_executor.hpp
-/// @brief Stage 5 of DESIGN.md behind one interface: an executor computes every statistic a
-/// read plan requests for a batch of decoded tensors (segments of one staging buffer) and writes
+/// @brief Stage 5 of DESIGN.md behind one interface: an executor computes every statistic
+/// requested for a batch of decoded tensors (segments of one staging buffer) and writes
 /// them into the batch's statistics records. The CPU executor runs the OpenMP twins; a CUDA
 /// executor copies the staging buffer to the device on its streams and runs the kernels.
 /// Executors own the history of previous copies needed for pairwise statistics.
@@ -12,16 +12,16 @@
 #include <span>
 #include <vector>
 
-#include "trialstat/plan/read_plan.hpp"
-#include "trialstat/plan/statistics_record.hpp"
 #include "trialstat/stats/backend.hpp"
+#include "trialstat/stats/statistics_record.hpp"
+#include "trialstat/stats/tensor_batch.hpp"
 #include "trialstat/status.hpp"
 
 namespace trialstat::memory {
 class pinned_pool;
 }
 
-namespace trialstat::pipeline {
+namespace trialstat::stats {
 
 /// @brief Default pinned staging memory of the CUDA executor (`--pinned-mb 256`).
 inline constexpr std::size_t default_pinned_pool_bytes = std::size_t{256} << 20;
@@ -37,24 +37,12 @@ struct executor_options {
   std::size_t max_segments_per_launch = 0;
 };
 
-/// @brief Decoded tensors of one event file (or several) held in one staging buffer.
-struct tensor_batch {
-  const std::byte* base = nullptr;            ///< staging buffer (host; pinned when CUDA runs)
-  std::vector<stats::segment> segments;       ///< [n] element bytes of each tensor in `base`
-  std::vector<plan::statistics_record*> records;  ///< [n] the record each segment fills
-
-  void clear() {
-    segments.clear();
-    records.clear();
-  }
-};
-
 /// @brief Computes requested statistics for batches, in submission order.
 class statistics_executor {
  public:
   virtual ~statistics_executor() = default;
 
-  /// @brief Fill, for every segment, what `plan` requests for its record's tensor: moments,
+  /// @brief Fill, for every segment, what `batch.requests` asks for its record's tensor: moments,
   /// histogram, the scalar of one-element tensors, axis-0 counts, and pairwise statistics
   /// against the kept copies of earlier steps of the same (tensor, worker) — after which this
   /// step's copy is kept (up to the request's `history_depth`). Batches must be submitted in
@@ -62,7 +50,7 @@ class statistics_executor {
   /// submitted.
   /// @return ok; errors: what the kernels return (invalid_argument, out_of_memory, cuda_*).
   ///   Synchronous: on return every record is complete and `base` may be reused.
-  [[nodiscard]] virtual status compute(const plan::read_plan& plan, const tensor_batch& batch) = 0;
+  [[nodiscard]] virtual status compute(const tensor_batch& batch) = 0;
 
   [[nodiscard]] virtual stats::backend backend() const noexcept = 0;
 
@@ -75,15 +63,15 @@ class statistics_executor {
 /// @brief The executor for a backend. Errors: invalid_argument when the backend is not built or
 /// no device is visible (never a silent fallback to the CPU).
 [[nodiscard]] result<std::unique_ptr<statistics_executor>> make_statistics_executor(
-    stats::backend which);
+    backend which);
 
 /// @brief As above, with buffer sizes. Errors also: out_of_memory (pinned or device buffers),
 /// cuda_error.
 [[nodiscard]] result<std::unique_ptr<statistics_executor>> make_statistics_executor(
-    stats::backend which, const executor_options& options);
+    backend which, const executor_options& options);
 
 /// @brief The value of a one-element tensor from its moments record (exact: no second
 /// conversion): the finite value, NaN, +Inf or −Inf.
-[[nodiscard]] double scalar_from_moments(const stats::moments& m) noexcept;
+[[nodiscard]] double scalar_from_moments(const moments& m) noexcept;
 
-}  // namespace trialstat::pipeline
+}  // namespace trialstat::stats

@@ -8,17 +8,17 @@
 #include <limits>
 #include <unordered_map>
 
-#include "host/pipeline/rule_statistics.hpp"
+#include "host/stats/rule_statistics.hpp"
 #include "kernels/pairwise/pairwise_cpu.hpp"
 #include "trialstat/config.hpp"
-#include "trialstat/pipeline/statistics_executor.hpp"
+#include "trialstat/stats/statistics_executor.hpp"
 #include "trialstat/stats/axis_counts.hpp"
 #include "trialstat/stats/histogram.hpp"
 #include "trialstat/stats/log_histogram.hpp"
 #include "trialstat/stats/moments.hpp"
 #include "trialstat/stats/pairwise.hpp"
 
-namespace trialstat::pipeline {
+namespace trialstat::stats {
 namespace {
 
 /// A previous saved step's copy of one tensor (for pairwise statistics).
@@ -37,24 +37,23 @@ class cpu_executor final : public statistics_executor {
  public:
   stats::backend backend() const noexcept override { return stats::backend::cpu; }
 
-  status compute(const plan::read_plan& plan, const tensor_batch& batch) override {
+  status compute(const tensor_batch& batch) override {
     const std::size_t n = batch.segments.size();
     if (n == 0) return status::success();
-    requests_.resize(n);
-    for (std::size_t i = 0; i < n; ++i) requests_[i] = plan.find(batch.records[i]->tensor);
+    TRIALSTAT_RETURN_IF_ERROR(batch.check("cpu executor"));
     moments_.resize(n);
     TRIALSTAT_RETURN_IF_ERROR(
         stats::compute_moments(batch.base, batch.segments, moments_, stats::backend::cpu));
     for (std::size_t i = 0; i < n; ++i) {
-      plan::statistics_record& record = *batch.records[i];
+      stats::statistics_record& record = *batch.records[i];
       record.moments = moments_[i];
       if (record.num_elements == 1) record.scalar = scalar_from_moments(moments_[i]);
     }
     TRIALSTAT_RETURN_IF_ERROR(compute_histograms(batch));
     TRIALSTAT_RETURN_IF_ERROR(compute_log_histograms(batch));
     for (std::size_t i = 0; i < n; ++i) {
-      plan::statistics_record& record = *batch.records[i];
-      const plan::tensor_request& request = *requests_[i];
+      stats::statistics_record& record = *batch.records[i];
+      const stats::statistics_request& request = *batch.requests[i];
       const tensor_view view{batch.base + batch.segments[i].offset_bytes, record.type,
                              record.shape, record.num_elements, memory_kind::host};
       for (const auto& predicate : request.axis0) {
@@ -76,7 +75,7 @@ class cpu_executor final : public statistics_executor {
     const std::size_t n = batch.segments.size();
     done_bins_.clear();
     for (std::size_t first = 0; first < n; ++first) {
-      const int bins = requests_[first]->histogram_bins;
+      const int bins = batch.requests[first]->histogram_bins;
       if (bins <= 0 || std::find(done_bins_.begin(), done_bins_.end(), bins) != done_bins_.end()) {
         continue;
       }
@@ -85,7 +84,7 @@ class cpu_executor final : public statistics_executor {
       hist_moments_.clear();
       hist_records_.clear();
       for (std::size_t i = first; i < n; ++i) {
-        if (requests_[i]->histogram_bins != bins) continue;
+        if (batch.requests[i]->histogram_bins != bins) continue;
         hist_segments_.push_back(batch.segments[i]);
         hist_moments_.push_back(moments_[i]);
         hist_records_.push_back(batch.records[i]);
@@ -106,7 +105,7 @@ class cpu_executor final : public statistics_executor {
     hist_segments_.clear();
     hist_records_.clear();
     for (std::size_t i = 0; i < n; ++i) {
-      if (!requests_[i]->log_histogram) continue;
+      if (!batch.requests[i]->log_histogram) continue;
       hist_segments_.push_back(batch.segments[i]);
       hist_records_.push_back(batch.records[i]);
     }
@@ -124,14 +123,14 @@ class cpu_executor final : public statistics_executor {
   /// When the window is full, the oldest copy's buffer becomes this step's copy: if it is
   /// compared (same shape and dtype), its last pass copies the current bytes over it block by
   /// block as it reads them (compute_pairwise_cpu's overwrite), else it is copied afterwards.
-  status compare_with_history(const plan::tensor_request& request, const tensor_view& view,
-                              plan::statistics_record& record) {
+  status compare_with_history(const stats::statistics_request& request, const tensor_view& view,
+                              stats::statistics_record& record) {
     auto& kept = history_[history_key(record.tensor, record.worker)];
     const stats::allclose_params default_params{};
     const bool recycle = !kept.empty() && static_cast<int>(kept.size()) >= request.history_depth;
     bool refreshed = false;
     for (auto it = kept.rbegin(); it != kept.rend(); ++it) {
-      plan::previous_comparison comparison;
+      stats::previous_comparison comparison;
       comparison.previous_step = it->step;
       comparison.shape_matches = it->shape == record.shape && it->type == record.type;
       if (comparison.shape_matches) {
@@ -169,11 +168,10 @@ class cpu_executor final : public statistics_executor {
     return status::success();
   }
 
-  std::vector<const plan::tensor_request*> requests_;  ///< per segment of the current batch
   std::vector<stats::moments> moments_;
   std::vector<stats::segment> hist_segments_;
   std::vector<stats::moments> hist_moments_;
-  std::vector<plan::statistics_record*> hist_records_;
+  std::vector<stats::statistics_record*> hist_records_;
   std::vector<stats::histogram> histograms_;
   std::vector<stats::log_histogram> log_histograms_;
   std::vector<int> done_bins_;
@@ -193,4 +191,4 @@ std::unique_ptr<statistics_executor> make_cpu_statistics_executor() {
   return std::make_unique<cpu_executor>();
 }
 
-}  // namespace trialstat::pipeline
+}  // namespace trialstat::stats

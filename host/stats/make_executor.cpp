@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Executor factory: the CPU twin always; CUDA when built and a device is visible.
 #include "trialstat/config.hpp"
-#include "trialstat/pipeline/statistics_executor.hpp"
+#include "trialstat/stats/statistics_executor.hpp"
 
 #if TRIALSTAT_HAS_CUDA
-#include "host/pipeline/cuda_executor.hpp"
+#include "host/stats/cuda_executor.hpp"
 #endif
 
-namespace trialstat::pipeline {
+namespace trialstat::stats {
 
 std::unique_ptr<statistics_executor> make_cpu_statistics_executor();
 
@@ -35,4 +35,4 @@ result<std::unique_ptr<statistics_executor>> make_statistics_executor(
   return status(error_code::invalid_argument, "unknown backend");
 }
 
-}  // namespace trialstat::pipeline
+}  // namespace trialstat::stats

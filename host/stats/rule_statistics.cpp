@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "host/pipeline/rule_statistics.hpp"
+#include "host/stats/rule_statistics.hpp"
 
 #include <cstdint>
 #include <span>
@@ -8,10 +8,10 @@
 #include "trialstat/stats/order_statistics.hpp"
 #include "trialstat/stats/value_counts.hpp"
 
-namespace trialstat::pipeline::detail {
+namespace trialstat::stats::detail {
 
-status compute_rule_statistics(const plan::tensor_request& request, const tensor_view& tensor,
-                               plan::statistics_record& record, stats::backend which) {
+status compute_rule_statistics(const stats::statistics_request& request, const tensor_view& tensor,
+                               stats::statistics_record& record, stats::backend which) {
   if (!request.percentiles.empty()) {
     auto values = stats::compute_percentiles(tensor, request.percentiles, which);
     if (!values) return values.error_status();
@@ -39,4 +39,4 @@ status compute_rule_statistics(const plan::tensor_request& request, const tensor
   return status::success();
 }
 
-}  // namespace trialstat::pipeline::detail
+}  // namespace trialstat::stats::detail

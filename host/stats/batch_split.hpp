@@ -17,11 +17,11 @@
 #include <span>
 #include <vector>
 
-#include "trialstat/stats/backend.hpp"
+#include "trialstat/stats/segment.hpp"
 #include "trialstat/stats/pairwise.hpp"
 #include "trialstat/status.hpp"
 
-namespace trialstat::pipeline::detail {
+namespace trialstat::stats::detail {
 
 /// Elements [element_begin, element_begin + element_count) of segment `segment`.
 struct batch_piece {
@@ -112,4 +112,4 @@ enum class source_memory : uint8_t {
 /// either side leaves −1 (kernels::merge_counts), never −k.
 void add_counts(std::span<int64_t> acc, std::span<const int64_t> part) noexcept;
 
-}  // namespace trialstat::pipeline::detail
+}  // namespace trialstat::stats::detail

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CUDA statistics executor: pinned staging, two streams, fixed device buffers, the
 // kernels/ launchers, and a device-resident history arena for pairwise statistics. Design and
-// counters: cuda_executor.hpp. Semantics mirror host/pipeline/cpu_executor.cpp field by field.
-#include "host/pipeline/cuda_executor.hpp"
+// counters: cuda_executor.hpp. Semantics mirror host/stats/cpu_executor.cpp field by field.
+#include "host/stats/cuda_executor.hpp"
 
 #include <cuda_runtime.h>
 #include <thrust/iterator/transform_iterator.h>
@@ -16,8 +16,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "host/pipeline/batch_split.hpp"
-#include "host/pipeline/rule_statistics.hpp"
+#include "host/stats/batch_split.hpp"
+#include "host/stats/rule_statistics.hpp"
 #include "kernels/axis_counts/axis_counts_cuda.hpp"
 #include "kernels/axis_counts/axis_counts_op.hpp"
 #include "kernels/common/cpu_validate.hpp"
@@ -34,7 +34,7 @@
 #include "trialstat/stats/log_histogram.hpp"
 #include "trialstat/stats/moments.hpp"
 
-namespace trialstat::pipeline {
+namespace trialstat::stats {
 namespace {
 
 using detail::batch_piece;
@@ -163,8 +163,8 @@ struct comparison_plan {
 };
 
 struct segment_work {
-  plan::statistics_record* record = nullptr;
-  const plan::tensor_request* request = nullptr;
+  stats::statistics_record* record = nullptr;
+  const stats::statistics_request* request = nullptr;
   int bins = 0;
   bool split = false;
   int element_size = 0;
@@ -302,10 +302,10 @@ class cuda_executor final : public statistics_executor {
     return status::success();
   }
 
-  status compute(const plan::read_plan& plan, const tensor_batch& batch) override {
+  status compute(const tensor_batch& batch) override {
     if (batch.segments.empty()) return status::success();
     const auto t0 = std::chrono::steady_clock::now();
-    status s = compute_batch(plan, batch);
+    status s = compute_batch(batch);
     if (!s.ok()) abandon();
     counters_.compute_seconds += seconds_since(t0);
     return s;
@@ -314,13 +314,9 @@ class cuda_executor final : public statistics_executor {
  private:
   // ---- planning -------------------------------------------------------------------------------
 
-  status prepare(const plan::read_plan& plan, const tensor_batch& batch) {
+  status prepare(const tensor_batch& batch) {
     const std::size_t n = batch.segments.size();
-    if (batch.records.size() != n) {
-      return status(error_code::invalid_argument,
-                    "cuda executor: " + std::to_string(n) + " segments but " +
-                        std::to_string(batch.records.size()) + " records");
-    }
+    TRIALSTAT_RETURN_IF_ERROR(batch.check("cuda executor"));
     TRIALSTAT_RETURN_IF_ERROR(kernels::validate_segments(batch.base, batch.segments, "compute_moments"));
     seg_.resize(n);
     compares_.clear();
@@ -334,11 +330,7 @@ class cuda_executor final : public statistics_executor {
       segment_work& w = seg_[i];
       w = segment_work{};
       w.record = batch.records[i];
-      w.request = plan.find(w.record->tensor);
-      if (w.request == nullptr) {
-        return status(error_code::invalid_argument,
-                      "cuda executor: segment " + std::to_string(i) + " has no request in the plan");
-      }
+      w.request = batch.requests[i];
       const stats::segment& s = batch.segments[i];
       w.element_size = static_cast<int>(dtype_size_bytes(s.type));
       w.split = static_cast<uint64_t>(s.num_elements) * static_cast<uint64_t>(w.element_size) > piece_limit;
@@ -358,7 +350,7 @@ class cuda_executor final : public statistics_executor {
         w.hist_first = static_cast<uint32_t>(hist_acc_.size());
         hist_acc_.resize(hist_acc_.size() + static_cast<std::size_t>(w.bins), 0);
       }
-      plan::statistics_record& record = *w.record;
+      stats::statistics_record& record = *w.record;
       if (!w.request->axis0.empty()) {
         if (!kernels::axis0_layout(record.shape.data(), record.shape.size(), s.num_elements,
                                    w.axis0_batch, w.axis0_nodes)) {
@@ -381,7 +373,7 @@ class cuda_executor final : public statistics_executor {
   /// Comparisons against the kept copies (newest first) and the slot for this step's copy,
   /// exactly as cpu_executor's compare_with_history keeps its deque.
   status plan_history(segment_work& w, const stats::segment& s) {
-    const plan::statistics_record& record = *w.record;
+    const stats::statistics_record& record = *w.record;
     const uint64_t key = history_key(record.tensor, record.worker);
     if (std::find(keys_seen_.begin(), keys_seen_.end(), key) != keys_seen_.end()) {
       return status(error_code::invalid_argument,
@@ -470,13 +462,13 @@ class cuda_executor final : public statistics_executor {
 
   // ---- one batch ------------------------------------------------------------------------------
 
-  status compute_batch(const plan::read_plan& plan, const tensor_batch& batch) {
+  status compute_batch(const tensor_batch& batch) {
     counters_.batches += 1;
     // Pinned or registered memory is copied directly; pageable bytes are staged; device and
     // managed memory are rejected (plan_batch_source: the bytes are also read on the host),
     // before anything (the history plan) changes.
     TRIALSTAT_RETURN_IF_ERROR(detail::plan_batch_source(source_memory_of(batch.base), direct_source_));
-    TRIALSTAT_RETURN_IF_ERROR(prepare(plan, batch));
+    TRIALSTAT_RETURN_IF_ERROR(prepare(batch));
     TRIALSTAT_RETURN_IF_ERROR(detail::split_segments(batch.segments, limits_, pieces_));
     const auto base_address = reinterpret_cast<uintptr_t>(batch.base);
 
@@ -506,7 +498,7 @@ class cuda_executor final : public statistics_executor {
     // executor does at the same point.
     for (std::size_t i = 0; i < seg_.size(); ++i) {
       segment_work& w = seg_[i];
-      plan::statistics_record& record = *w.record;
+      stats::statistics_record& record = *w.record;
       const tensor_view view{batch.base + batch.segments[i].offset_bytes, record.type, record.shape,
                              record.num_elements, memory_kind::host};
       TRIALSTAT_RETURN_IF_ERROR(
@@ -853,7 +845,7 @@ class cuda_executor final : public statistics_executor {
   }
 
   /// The error for a result the kernels poisoned (result_poison.hpp): never a record value.
-  static status poisoned(const char* what, const plan::statistics_record& record) {
+  static status poisoned(const char* what, const stats::statistics_record& record) {
     return status(error_code::cuda_error,
                   std::string("cuda executor: ") + what + " of tensor " + std::to_string(record.tensor) +
                       " at step " + std::to_string(record.step) +
@@ -933,7 +925,7 @@ class cuda_executor final : public statistics_executor {
   }
 
   /// The record's histogram over [min, max] of `m`, as compute_histograms fills it.
-  static void set_histogram(plan::statistics_record& record, const stats::moments& m, int bins,
+  static void set_histogram(stats::statistics_record& record, const stats::moments& m, int bins,
                             const int64_t* counts) {
     stats::histogram h;
     if (m.has_finite() && m.min <= m.max) {
@@ -950,7 +942,7 @@ class cuda_executor final : public statistics_executor {
 
   status finish_records() {
     for (segment_work& w : seg_) {
-      plan::statistics_record& record = *w.record;
+      stats::statistics_record& record = *w.record;
       if (w.split) {
         record.moments = w.merged;
         if (record.num_elements == 1) record.scalar = scalar_from_moments(w.merged);
@@ -963,7 +955,7 @@ class cuda_executor final : public statistics_executor {
       record.previous.clear();
       for (uint32_t c = 0; c < w.compare_count; ++c) {
         const comparison_plan& cmp = compares_[w.compare_first + c];
-        plan::previous_comparison& comparison = record.previous.emplace_back();
+        stats::previous_comparison& comparison = record.previous.emplace_back();
         comparison.previous_step = cmp.previous_step;
         comparison.shape_matches = cmp.shape_matches;
         if (!cmp.shape_matches) continue;
@@ -1030,4 +1022,4 @@ std::optional<cuda_executor_counters> cuda_counters(const statistics_executor& e
   return cuda->counters();
 }
 
-}  // namespace trialstat::pipeline
+}  // namespace trialstat::stats

@@ -20,7 +20,7 @@
 #include "trialstat/tensor_view.hpp"
 #include "trialstat/trial/catalog.hpp"
 
-namespace trialstat::plan {
+namespace trialstat::stats {
 
 /// @brief Pairwise statistics against one earlier saved step of the same tensor and worker.
 struct previous_comparison {
@@ -77,7 +77,7 @@ struct statistics_record {
 
   std::optional<stats::moments> moments;
   std::optional<stats::histogram> histogram;
-  /// `tensor_request::log_histogram`: counts over the fixed 1548 log-scale bins
+  /// `statistics_request::log_histogram`: counts over the fixed 1548 log-scale bins
   /// (stats/log_histogram.hpp; `counts` has log_histogram_bins entries), NaN, ±Inf and finite
   /// values beyond ±9.92e19 counted beside the bins. Absent when not requested or when the raw
   /// tensor is unusable (`raw_status`). Identical on every backend.
@@ -137,4 +137,4 @@ struct step_statistics {
   std::span<const statistics_record> records;
 };
 
-}  // namespace trialstat::plan
+}  // namespace trialstat::stats

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "host/pipeline/batch_split.hpp"
+#include "host/stats/batch_split.hpp"
 #include "tests/reference/expect_stats.hpp"
 #include "tests/reference/reference_stats.hpp"
 #include "trialstat/stats/axis_counts.hpp"
@@ -18,7 +18,7 @@
 #include "trialstat/stats/moments.hpp"
 #include "trialstat/stats/pairwise.hpp"
 
-namespace trialstat::pipeline::detail {
+namespace trialstat::stats::detail {
 namespace {
 
 using reference::data_mode;
@@ -374,4 +374,4 @@ TEST(batch_split, SegmentsOfTwoToThe31ElementsSplitExactly) {
 }
 
 }  // namespace
-}  // namespace trialstat::pipeline::detail
+}  // namespace trialstat::stats::detail

@@ -7,19 +7,19 @@
 #include <limits>
 
 #include "trialstat/plan/read_plan.hpp"
-#include "trialstat/plan/statistics_record.hpp"
+#include "trialstat/stats/statistics_record.hpp"
 
 namespace trialstat::plan {
 namespace {
 
 TEST(ReadPlanRuleStats, MergesAsSortedSetsInAnyOrder) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  tensor_request a;
+  stats::statistics_request a;
   a.moments = false;
   a.percentiles = {95, 5, 95, nan};
   a.equal_values = {0, 2};
   a.channel_axes = {1};
-  tensor_request b;
+  stats::statistics_request b;
   b.moments = false;
   b.percentiles = {50, 5};
   b.equal_values = {-0.0, 1};
@@ -33,7 +33,7 @@ TEST(ReadPlanRuleStats, MergesAsSortedSetsInAnyOrder) {
   ba.request(1, b);
   ba.request(1, a);
   for (const read_plan* plan : {&ab, &ba}) {
-    const tensor_request* r = plan->find(1);
+    const stats::statistics_request* r = plan->find(1);
     ASSERT_NE(r, nullptr);
     EXPECT_EQ(r->percentiles, (std::vector<double>{5, 50, 95}));  // NaN dropped, duplicates merged
     EXPECT_EQ(r->equal_values, (std::vector<double>{0, 1, 2}));    // −0.0 == 0
@@ -50,21 +50,21 @@ TEST(ReadPlanRuleStats, MergesAsSortedSetsInAnyOrder) {
 }
 
 TEST(ReadPlanRuleStats, NeedsRaw) {
-  tensor_request r;
+  stats::statistics_request r;
   r.moments = false;
   EXPECT_FALSE(r.needs_raw());
   r.saved_reductions = true;
   EXPECT_FALSE(r.needs_raw());
   r.equal_values = {3};
   EXPECT_TRUE(r.needs_raw());
-  tensor_request k;
+  stats::statistics_request k;
   k.moments = false;
   k.keep_values = true;
   EXPECT_TRUE(k.needs_raw());
 }
 
 TEST(ReadPlanRuleStats, RecordLookups) {
-  statistics_record record;
+  stats::statistics_record record;
   record.shape = {4, 3, 2};
   record.percentiles = {{5, 0.25}, {95, 9.5}};
   record.equal_counts = {{0, 7}};
