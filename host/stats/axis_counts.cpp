@@ -36,24 +36,17 @@ result<axis0_counts> count_along_axis0(const tensor_view& tensor, const axis0_pr
   out.batch = batch;
   out.per_node.assign(static_cast<std::size_t>(nodes), 0);
   if (nodes == 0) return out;
-  detail::cuda_stream stream;
-  TRIALSTAT_RETURN_IF_ERROR(stream.create());
-  {
-    detail::device_buffer staging, d_counts;
-    const void* d_data = nullptr;
-    TRIALSTAT_RETURN_IF_ERROR(
-        detail::device_view_of(tensor.data, tensor.size_bytes(), staging, stream.get(), d_data));
-    TRIALSTAT_RETURN_IF_ERROR(
-        d_counts.allocate(static_cast<std::size_t>(nodes) * sizeof(int64_t), stream.get()));
-    TRIALSTAT_RETURN_IF_ERROR(kernels::launch_axis0_counts(
-        static_cast<const std::byte*>(d_data), tensor.type, batch, nodes, predicate,
-        d_counts.as<int64_t>(), stream.get()));
-    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(out.per_node.data(), d_counts.get(),
-                                       static_cast<std::size_t>(nodes) * sizeof(int64_t),
-                                       cudaMemcpyDeviceToHost, stream.get()));
-    TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
-  }
-  TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+  detail::cuda_context cuda;
+  TRIALSTAT_RETURN_IF_ERROR(cuda.open());
+  auto d_data = cuda.stage(detail::cuda_context::input, tensor.data, tensor.size_bytes());
+  if (!d_data) return d_data.error_status();
+  const std::size_t count_bytes = static_cast<std::size_t>(nodes) * sizeof(int64_t);
+  auto d_counts = cuda.reserve(detail::cuda_context::output, count_bytes);
+  if (!d_counts) return d_counts.error_status();
+  TRIALSTAT_RETURN_IF_ERROR(kernels::launch_axis0_counts(*d_data, tensor.type, batch, nodes, predicate,
+                                                         reinterpret_cast<int64_t*>(*d_counts),
+                                                         cuda.stream()));
+  TRIALSTAT_RETURN_IF_ERROR(cuda.download(out.per_node.data(), *d_counts, count_bytes));
   return out;
 #else
   return status(error_code::invalid_argument, "count_along_axis0: no CUDA backend in this build");

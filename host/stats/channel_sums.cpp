@@ -6,6 +6,7 @@
 #include <string>
 
 #include "host/stats/dispatch.hpp"
+#include "host/stats/tensor_statistics.hpp"
 #include "kernels/channel_sums/channel_sums_cpu.hpp"
 #include "kernels/channel_sums/channel_sums_op.hpp"
 #include "kernels/common/cpu_validate.hpp"
@@ -16,8 +17,10 @@
 #endif
 
 namespace trialstat::stats {
+namespace detail {
 
-result<channel_sums> compute_channel_sums(const tensor_view& tensor, int64_t axis, backend which) {
+result<channel_sums> compute_channel_sums(const tensor_view& tensor, int64_t axis, backend which,
+                                          cuda_context* cuda) {
   const segment seg{0, tensor.num_elements, tensor.type};
   TRIALSTAT_RETURN_IF_ERROR(
       kernels::validate_segments(tensor.data, {&seg, 1}, "compute_channel_sums"));
@@ -42,29 +45,25 @@ result<channel_sums> compute_channel_sums(const tensor_view& tensor, int64_t axi
                   "compute_channel_sums: shape of rank " + std::to_string(rank) +
                       " does not describe " + std::to_string(tensor.num_elements) + " elements");
   }
-  TRIALSTAT_RETURN_IF_ERROR(detail::check_backend(which, "compute_channel_sums"));
+  TRIALSTAT_RETURN_IF_ERROR(check_backend(which, "compute_channel_sums"));
   if (which == backend::cpu) {
     return kernels::compute_channel_sums_cpu(tensor, normalised, outer, channels, inner);
   }
 #if TRIALSTAT_HAS_CUDA
   std::vector<kernels::channel_state> states(static_cast<std::size_t>(channels));
-  detail::cuda_stream stream;
-  TRIALSTAT_RETURN_IF_ERROR(stream.create());
   if (channels > 0) {
-    detail::device_buffer staging, d_states;
-    const void* d_data = nullptr;
-    TRIALSTAT_RETURN_IF_ERROR(
-        detail::device_view_of(tensor.data, tensor.size_bytes(), staging, stream.get(), d_data));
+    cuda_context own;
+    TRIALSTAT_RETURN_IF_ERROR(use_or_open(cuda, own));
+    auto d_data = cuda->stage(cuda_context::input, tensor.data, tensor.size_bytes());
+    if (!d_data) return d_data.error_status();
     const std::size_t state_bytes = states.size() * sizeof(kernels::channel_state);
-    TRIALSTAT_RETURN_IF_ERROR(d_states.allocate(state_bytes, stream.get()));
+    auto d_states = cuda->reserve(cuda_context::output, state_bytes);
+    if (!d_states) return d_states.error_status();
     TRIALSTAT_RETURN_IF_ERROR(kernels::launch_channel_sums(
-        static_cast<const std::byte*>(d_data), tensor.type, outer, channels, inner,
-        d_states.as<kernels::channel_state>(), stream.get()));
-    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(states.data(), d_states.get(), state_bytes,
-                                       cudaMemcpyDeviceToHost, stream.get()));
-    TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+        *d_data, tensor.type, outer, channels, inner,
+        reinterpret_cast<kernels::channel_state*>(*d_states), cuda->stream()));
+    TRIALSTAT_RETURN_IF_ERROR(cuda->download(states.data(), *d_states, state_bytes));
   }
-  TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
   channel_sums out;
   out.axis = normalised;
   for (const auto& s : states) {
@@ -76,9 +75,16 @@ result<channel_sums> compute_channel_sums(const tensor_view& tensor, int64_t axi
   }
   return out;
 #else
+  static_cast<void>(cuda);
   return status(error_code::invalid_argument,
                 "compute_channel_sums: no CUDA backend in this build");
 #endif
+}
+
+}  // namespace detail
+
+result<channel_sums> compute_channel_sums(const tensor_view& tensor, int64_t axis, backend which) {
+  return detail::compute_channel_sums(tensor, axis, which, nullptr);
 }
 
 }  // namespace trialstat::stats

@@ -30,23 +30,14 @@ status check_classes(int64_t num_classes, int64_t limit, const char* what) {
 }
 
 #if TRIALSTAT_HAS_CUDA
-/// Stage `tensor` on the device (in place when it already is there).
-status stage(const tensor_view& tensor, detail::device_buffer& staging, cudaStream_t stream,
-             const std::byte*& d_ptr) {
-  const void* p = nullptr;
-  TRIALSTAT_RETURN_IF_ERROR(detail::device_view_of(tensor.data, tensor.size_bytes(), staging,
-                                                   stream, p));
-  d_ptr = static_cast<const std::byte*>(p);
-  return status::success();
-}
-
-status copy_counts_back(const detail::device_buffer& d_counts, std::vector<int64_t>& counts,
-                        cudaStream_t stream) {
-  TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(counts.data(), d_counts.get(),
-                                     counts.size() * sizeof(int64_t), cudaMemcpyDeviceToHost,
-                                     stream));
-  TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream));
-  return status::success();
+/// Count on the device: `launch(d_counts)` enqueues the kernel; `counts` (sized) receives them.
+template <class Launch>
+status count_on_device(detail::cuda_context& cuda, std::vector<int64_t>& counts, Launch&& launch) {
+  const std::size_t bytes = counts.size() * sizeof(int64_t);
+  auto d_counts = cuda.reserve(detail::cuda_context::output, bytes);
+  if (!d_counts) return d_counts.error_status();
+  TRIALSTAT_RETURN_IF_ERROR(launch(reinterpret_cast<int64_t*>(*d_counts)));
+  return cuda.download(counts.data(), *d_counts, bytes);
 }
 #endif
 
@@ -62,19 +53,14 @@ result<class_histogram> compute_bincount(const tensor_view& tensor, int64_t num_
   class_histogram out;
   out.num_classes = num_classes;
   out.counts.assign(static_cast<std::size_t>(num_classes + 1), 0);
-  detail::cuda_stream stream;
-  TRIALSTAT_RETURN_IF_ERROR(stream.create());
-  {
-    detail::device_buffer staging, d_counts;
-    const std::byte* d_data = nullptr;
-    TRIALSTAT_RETURN_IF_ERROR(stage(tensor, staging, stream.get(), d_data));
-    TRIALSTAT_RETURN_IF_ERROR(d_counts.allocate(out.counts.size() * sizeof(int64_t), stream.get()));
-    TRIALSTAT_RETURN_IF_ERROR(kernels::launch_bincount(d_data, tensor.type, tensor.num_elements,
-                                                       num_classes, d_counts.as<int64_t>(),
-                                                       stream.get()));
-    TRIALSTAT_RETURN_IF_ERROR(copy_counts_back(d_counts, out.counts, stream.get()));
-  }
-  TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+  detail::cuda_context cuda;
+  TRIALSTAT_RETURN_IF_ERROR(cuda.open());
+  auto d_data = cuda.stage(detail::cuda_context::input, tensor.data, tensor.size_bytes());
+  if (!d_data) return d_data.error_status();
+  TRIALSTAT_RETURN_IF_ERROR(count_on_device(cuda, out.counts, [&](int64_t* d_counts) {
+    return kernels::launch_bincount(*d_data, tensor.type, tensor.num_elements, num_classes, d_counts,
+                                    cuda.stream());
+  }));
   return out;
 #else
   return status(error_code::invalid_argument, "compute_bincount: no CUDA backend in this build");
@@ -115,22 +101,17 @@ result<confusion_counts> compute_confusion(const tensor_view& labels,
   confusion_counts out;
   out.num_classes = num_classes;
   out.counts.assign(static_cast<std::size_t>((num_classes + 1) * (num_classes + 1)), 0);
-  detail::cuda_stream stream;
-  TRIALSTAT_RETURN_IF_ERROR(stream.create());
-  {
-    detail::device_buffer label_staging, prediction_staging, d_counts;
-    const std::byte* d_labels = nullptr;
-    const std::byte* d_predictions = nullptr;
-    TRIALSTAT_RETURN_IF_ERROR(stage(labels, label_staging, stream.get(), d_labels));
-    TRIALSTAT_RETURN_IF_ERROR(stage(predictions, prediction_staging, stream.get(), d_predictions));
-    TRIALSTAT_RETURN_IF_ERROR(d_counts.allocate(out.counts.size() * sizeof(int64_t), stream.get()));
-    TRIALSTAT_RETURN_IF_ERROR(kernels::launch_confusion(d_labels, labels.type, d_predictions,
-                                                        predictions.type, n, width, num_classes,
-                                                        kind, d_counts.as<int64_t>(),
-                                                        stream.get()));
-    TRIALSTAT_RETURN_IF_ERROR(copy_counts_back(d_counts, out.counts, stream.get()));
-  }
-  TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+  detail::cuda_context cuda;
+  TRIALSTAT_RETURN_IF_ERROR(cuda.open());
+  auto d_labels = cuda.stage(detail::cuda_context::input, labels.data, labels.size_bytes());
+  if (!d_labels) return d_labels.error_status();
+  auto d_predictions =
+      cuda.stage(detail::cuda_context::input_b, predictions.data, predictions.size_bytes());
+  if (!d_predictions) return d_predictions.error_status();
+  TRIALSTAT_RETURN_IF_ERROR(count_on_device(cuda, out.counts, [&](int64_t* d_counts) {
+    return kernels::launch_confusion(*d_labels, labels.type, *d_predictions, predictions.type, n,
+                                     width, num_classes, kind, d_counts, cuda.stream());
+  }));
   return out;
 #else
   return status(error_code::invalid_argument, "compute_confusion: no CUDA backend in this build");

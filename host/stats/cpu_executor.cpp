@@ -63,7 +63,7 @@ class cpu_executor final : public statistics_executor {
       }
       // Statistics added by later rules go here (one request field → one record field).
       TRIALSTAT_RETURN_IF_ERROR(
-          detail::compute_rule_statistics(request, view, record, stats::backend::cpu));
+          detail::compute_rule_statistics(request, view, record, stats::backend::cpu, nullptr));
       if (request.history_depth > 0) TRIALSTAT_RETURN_IF_ERROR(compare_with_history(request, view, record));
     }
     return status::success();

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "host/stats/batch_split.hpp"
+#include "host/stats/cuda_context.hpp"
 #include "host/stats/rule_statistics.hpp"
 #include "kernels/axis_counts/axis_counts_cuda.hpp"
 #include "kernels/axis_counts/axis_counts_op.hpp"
@@ -40,15 +41,16 @@ namespace {
 using detail::batch_piece;
 using detail::piece_group;
 
-constexpr int num_lanes = 2;
-constexpr std::size_t num_pool_buffers = 8;        // 2 staging (one per lane) + 6 for the reader
-constexpr std::size_t num_staging_buffers = num_lanes;
+constexpr int num_stream_slots = 2;
+constexpr std::size_t num_pool_buffers = 8;        // 2 staging (one per stream slot) + 6 for the reader
+constexpr std::size_t num_staging_buffers = num_stream_slots;
 constexpr std::size_t min_buffer_bytes = std::size_t{64} << 10;
 constexpr std::size_t default_max_segments = 16384;
-constexpr std::size_t block_align = 256;
 constexpr auto log_cells = static_cast<std::size_t>(kernels::log_histogram_num_cells);
 
-std::size_t align_up(std::size_t n, std::size_t a = block_align) { return (n + a - 1) / a * a; }
+using detail::align_up;
+using detail::device_block;
+using detail::pinned_block;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -108,50 +110,6 @@ cudaError_t history_copy(void* d_temp, std::size_t& temp_bytes, const copy_job* 
   return cub::DeviceMemcpy::Batched(d_temp, temp_bytes, sources, destinations, sizes, num_jobs,
                                     stream);
 }
-
-// ---- buffers that are allocated once and grow only past their largest use --------------------
-
-inline cudaError_t device_alloc(void** ptr, std::size_t bytes) { return cudaMalloc(ptr, bytes); }
-inline cudaError_t device_free(void* ptr) { return cudaFree(ptr); }
-inline cudaError_t pinned_alloc(void** ptr, std::size_t bytes) {
-  return cudaHostAlloc(ptr, bytes, cudaHostAllocDefault);
-}
-inline cudaError_t pinned_free(void* ptr) { return cudaFreeHost(ptr); }
-
-/// CUDA memory (device: cudaMalloc; pinned host: cudaHostAlloc) that is allocated once and
-/// grows only past its largest use, at least doubling.
-template <cudaError_t (*Alloc)(void**, std::size_t), cudaError_t (*Free)(void*)>
-class growing_block {
- public:
-  growing_block() = default;
-  growing_block(const growing_block&) = delete;
-  growing_block& operator=(const growing_block&) = delete;
-  ~growing_block() {
-    if (ptr_ != nullptr) static_cast<void>(Free(ptr_));
-  }
-  /// At least `bytes`; the old contents are lost (callers grow only idle blocks).
-  status reserve(std::size_t bytes, int64_t& growths) {
-    if (bytes <= bytes_ && ptr_ != nullptr) return status::success();
-    const std::size_t want = std::max(align_up(std::max<std::size_t>(bytes, 1)), bytes_ * 2);
-    if (ptr_ != nullptr) {
-      growths += 1;
-      TRIALSTAT_CUDA_TRY(Free(ptr_));
-      ptr_ = nullptr;
-      bytes_ = 0;
-    }
-    TRIALSTAT_CUDA_TRY(Alloc(&ptr_, want));
-    bytes_ = want;
-    return status::success();
-  }
-  [[nodiscard]] std::byte* get() const noexcept { return static_cast<std::byte*>(ptr_); }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
-};
-
-using device_block = growing_block<device_alloc, device_free>;
-using pinned_block = growing_block<pinned_alloc, pinned_free>;
 
 // ---- per-batch bookkeeping --------------------------------------------------------------------
 
@@ -226,8 +184,8 @@ struct pair_run {
   int64_t total_elements = 0;
 };
 
-/// One stream with its buffers and the plan of the group in flight on it.
-struct lane {
+/// A stream slot: one CUDA stream with its buffers and the plan of the group in flight on it.
+struct stream_slot {
   cudaStream_t stream = nullptr;
   device_block d_input;
   device_block d_scratch;  // tables | results | workspace
@@ -263,7 +221,8 @@ class cuda_executor final : public statistics_executor {
   const cuda_executor_counters& counters() const noexcept { return counters_; }
 
   ~cuda_executor() override {
-    for (lane& l : lanes_) {
+    rule_cuda_.reset();  // it waits for slots_[0]'s stream: before the streams go
+    for (stream_slot& l : slots_) {
       if (l.stream != nullptr) {
         static_cast<void>(cudaStreamSynchronize(l.stream));
         l.staging.release();
@@ -289,13 +248,14 @@ class cuda_executor final : public statistics_executor {
     if (!reader) return reader.error_status();
     reader_pool_ = std::move(*reader);
     int64_t ignored = 0;
-    for (lane& l : lanes_) {
+    for (stream_slot& l : slots_) {
       TRIALSTAT_CUDA_TRY(cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking));
       TRIALSTAT_RETURN_IF_ERROR(l.d_input.reserve(buffer, ignored));
       TRIALSTAT_RETURN_IF_ERROR(l.d_scratch.reserve(std::size_t{4} << 20, ignored));
       TRIALSTAT_RETURN_IF_ERROR(l.h_tables.reserve(std::size_t{1} << 20, ignored));
       TRIALSTAT_RETURN_IF_ERROR(l.h_results.reserve(std::size_t{1} << 20, ignored));
     }
+    rule_cuda_ = std::make_unique<detail::cuda_context>(slots_[0].stream);
     limits_.max_span_bytes = buffer;
     limits_.max_pieces = static_cast<uint32_t>(max_segments_);
     limits_.max_result_bytes = std::max<uint64_t>(buffer, uint64_t{8} << 20);
@@ -425,7 +385,7 @@ class cuda_executor final : public statistics_executor {
     if (arena_ != nullptr) {
       // Both streams are idle here (the previous batch drained them); copy the kept slots on
       // one and wait, so nothing reads the old arena once it is freed.
-      const cudaStream_t stream = lanes_[0].stream;
+      const cudaStream_t stream = slots_[0].stream;
       if (arena_copied_ > 0) {
         TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(fresh, arena_, arena_copied_, cudaMemcpyDeviceToDevice, stream));
       }
@@ -495,14 +455,15 @@ class cuda_executor final : public statistics_executor {
     TRIALSTAT_RETURN_IF_ERROR(finish_records());
     // The rule statistics without a place in the fused launches (percentiles, equality counts,
     // channel sums, kept values): per tensor from its host bytes, on this backend, as the CPU
-    // executor does at the same point.
+    // executor does at the same point, on the first stream slot's stream (idle after the harvest)
+    // with memory reused from batch to batch.
     for (std::size_t i = 0; i < seg_.size(); ++i) {
       segment_work& w = seg_[i];
       stats::statistics_record& record = *w.record;
       const tensor_view view{batch.base + batch.segments[i].offset_bytes, record.type, record.shape,
                              record.num_elements, memory_kind::host};
       TRIALSTAT_RETURN_IF_ERROR(
-          detail::compute_rule_statistics(*w.request, view, record, stats::backend::cuda));
+          detail::compute_rule_statistics(*w.request, view, record, stats::backend::cuda, rule_cuda_.get()));
     }
     return status::success();
   }
@@ -510,21 +471,21 @@ class cuda_executor final : public statistics_executor {
   status run_pass(int pass, const tensor_batch& batch, const std::vector<batch_piece>& pieces,
                   const std::vector<piece_group>& groups) {
     for (std::size_t g = 0; g < groups.size(); ++g) {
-      lane& l = lanes_[g % num_lanes];
+      stream_slot& l = slots_[g % num_stream_slots];
       if (l.busy) TRIALSTAT_RETURN_IF_ERROR(wait_and_harvest(l));
       TRIALSTAT_RETURN_IF_ERROR(enqueue_group(l, pass, batch, pieces, groups[g]));
       counters_.groups += 1;
     }
-    for (std::size_t k = 0; k < num_lanes; ++k) {
-      // Harvest in submission order: the lane of the older group first.
-      lane& l = lanes_[(groups.size() + k) % num_lanes];
+    for (std::size_t k = 0; k < num_stream_slots; ++k) {
+      // Harvest in submission order: the stream slot of the older group first.
+      stream_slot& l = slots_[(groups.size() + k) % num_stream_slots];
       if (l.busy) TRIALSTAT_RETURN_IF_ERROR(wait_and_harvest(l));
     }
     return status::success();
   }
 
-  /// Lay out the group's tables and results on lane `l` (idle) and fill the host tables.
-  status plan_group(lane& l, int pass, const tensor_batch& batch,
+  /// Lay out the group's tables and results on stream slot `l` (idle) and fill the host tables.
+  status plan_group(stream_slot& l, int pass, const tensor_batch& batch,
                     const std::vector<batch_piece>& pieces, const piece_group& group) {
     l.pass = pass;
     l.pieces = &pieces;
@@ -736,7 +697,7 @@ class cuda_executor final : public statistics_executor {
     return sets.empty() ? stats::allclose_params{} : sets[e.param];
   }
 
-  status enqueue_group(lane& l, int pass, const tensor_batch& batch,
+  status enqueue_group(stream_slot& l, int pass, const tensor_batch& batch,
                        const std::vector<batch_piece>& pieces, const piece_group& group) {
     TRIALSTAT_RETURN_IF_ERROR(plan_group(l, pass, batch, pieces, group));
     const cudaStream_t stream = l.stream;
@@ -835,7 +796,7 @@ class cuda_executor final : public statistics_executor {
 
   // ---- results --------------------------------------------------------------------------------
 
-  status wait_and_harvest(lane& l) {
+  status wait_and_harvest(stream_slot& l) {
     const auto t0 = std::chrono::steady_clock::now();
     const cudaError_t err = cudaStreamSynchronize(l.stream);
     counters_.wait_seconds += seconds_since(t0);
@@ -855,7 +816,7 @@ class cuda_executor final : public statistics_executor {
 
   /// Move a finished group's results into the records and accumulators. Every result kind is
   /// checked for the kernels' poison before it is used.
-  status harvest(const lane& l) {
+  status harvest(const stream_slot& l) {
     const std::vector<batch_piece>& pieces = *l.pieces;
     const std::byte* h = l.h_results.get();
     const auto* moments = reinterpret_cast<const stats::moments*>(h + l.res_moments);
@@ -972,7 +933,7 @@ class cuda_executor final : public statistics_executor {
   /// After an error: wait for both streams (their copies may read the caller's buffers) and
   /// give staging buffers back. The history is no longer trustworthy; the pipeline stops.
   void abandon() noexcept {
-    for (lane& l : lanes_) {
+    for (stream_slot& l : slots_) {
       if (l.stream != nullptr) static_cast<void>(cudaStreamSynchronize(l.stream));
       l.busy = false;
       l.staging.release();
@@ -985,7 +946,9 @@ class cuda_executor final : public statistics_executor {
   detail::split_limits limits_;
   std::unique_ptr<memory::pinned_pool> staging_;
   std::unique_ptr<memory::pinned_pool> reader_pool_;
-  lane lanes_[num_lanes];
+  stream_slot slots_[num_stream_slots];
+  /// The rule statistics' context (host/stats/tensor_statistics.hpp) on slots_[0]'s stream.
+  std::unique_ptr<detail::cuda_context> rule_cuda_;
   bool direct_source_ = false;
 
   std::vector<segment_work> seg_;

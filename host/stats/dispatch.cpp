@@ -57,61 +57,11 @@ status segments_span_bytes(std::span<const segment> segments, const char* what,
 
 #if TRIALSTAT_HAS_CUDA
 
-cuda_stream::~cuda_stream() {
-  if (stream_ == nullptr) return;
-  // cudaStreamDestroy returns at once while queued work goes on: wait, so that no copy still
-  // reads (or writes) caller memory after an early return.
-  if (cudaStreamSynchronize(stream_) != cudaSuccess) static_cast<void>(cudaGetLastError());
-  static_cast<void>(cudaStreamDestroy(stream_));
-}
-
-status cuda_stream::create() {
-  TRIALSTAT_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  return status::success();
-}
-
-device_buffer::~device_buffer() {
-  if (ptr_ != nullptr) static_cast<void>(cudaFreeAsync(ptr_, stream_));
-}
-
-status device_buffer::allocate(std::size_t bytes, cudaStream_t stream) {
-  stream_ = stream;
-  // A valid, distinct pointer even for empty data; a multiple of 16 bytes so that the kernels'
-  // unaligned loads (aligned words around an element, element_op.hpp) stay inside it.
-  bytes = ((bytes == 0 ? 1 : bytes) + 15) & ~std::size_t{15};
-  TRIALSTAT_CUDA_TRY(cudaMallocAsync(&ptr_, bytes, stream));
-  return status::success();
-}
-
 status poisoned_result(const char* what, std::size_t index) {
   return status(error_code::cuda_error,
                 std::string(what) + ": the CUDA result of segment " + std::to_string(index) +
                     " came back poisoned (the kernel could not compute it: workspace smaller "
                     "than the batch or a dtype the device cannot read)");
-}
-
-bool is_device_pointer(const void* p) noexcept {
-  cudaPointerAttributes attributes{};
-  if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
-    static_cast<void>(cudaGetLastError());
-    return false;
-  }
-  return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
-}
-
-status device_view_of(const void* host_or_device, std::size_t bytes, device_buffer& staging,
-                      cudaStream_t stream, const void*& d_ptr) {
-  if (host_or_device != nullptr && is_device_pointer(host_or_device)) {
-    d_ptr = host_or_device;
-    return status::success();
-  }
-  TRIALSTAT_RETURN_IF_ERROR(staging.allocate(bytes, stream));
-  if (bytes > 0) {
-    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(staging.get(), host_or_device, bytes,
-                                       cudaMemcpyHostToDevice, stream));
-  }
-  d_ptr = staging.get();
-  return status::success();
 }
 
 #endif

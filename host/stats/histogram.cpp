@@ -26,40 +26,26 @@ status compute_histograms_cuda(const std::byte* base, std::span<const segment> s
   std::size_t span_bytes = 0;
   TRIALSTAT_RETURN_IF_ERROR(
       detail::segments_span_bytes(segments, "compute_histograms", span_bytes));
-  int64_t total_elements = 0;
-  for (const auto& s : segments) total_elements += s.num_elements;
   const std::size_t cells = segments.size() * static_cast<std::size_t>(bins);
   std::vector<int64_t> h_counts(cells);
-  detail::cuda_stream stream;
-  TRIALSTAT_RETURN_IF_ERROR(stream.create());
-  {
-    detail::device_buffer base_staging, d_segments, d_moments, d_counts, workspace;
-    const void* d_base = nullptr;
-    TRIALSTAT_RETURN_IF_ERROR(
-        detail::device_view_of(base, span_bytes, base_staging, stream.get(), d_base));
-    TRIALSTAT_RETURN_IF_ERROR(d_segments.allocate(segments.size_bytes(), stream.get()));
-    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(d_segments.get(), segments.data(), segments.size_bytes(),
-                                       cudaMemcpyHostToDevice, stream.get()));
-    TRIALSTAT_RETURN_IF_ERROR(d_moments.allocate(segment_moments.size_bytes(), stream.get()));
-    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(d_moments.get(), segment_moments.data(),
-                                       segment_moments.size_bytes(), cudaMemcpyHostToDevice,
-                                       stream.get()));
-    TRIALSTAT_RETURN_IF_ERROR(d_counts.allocate(cells * sizeof(int64_t), stream.get()));
-    const kernels::device_batch batch{static_cast<const std::byte*>(d_base),
-                                      d_segments.as<const segment>(),
-                                      static_cast<int64_t>(segments.size()), total_elements};
-    std::size_t workspace_bytes = 0;
-    TRIALSTAT_RETURN_IF_ERROR(kernels::launch_histograms(batch, nullptr, bins, nullptr, nullptr,
-                                                         &workspace_bytes, stream.get()));
-    TRIALSTAT_RETURN_IF_ERROR(workspace.allocate(workspace_bytes, stream.get()));
-    TRIALSTAT_RETURN_IF_ERROR(kernels::launch_histograms(
-        batch, d_moments.as<const moments>(), bins, d_counts.as<int64_t>(), workspace.get(),
-        &workspace_bytes, stream.get()));
-    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(h_counts.data(), d_counts.get(), cells * sizeof(int64_t),
-                                       cudaMemcpyDeviceToHost, stream.get()));
-    TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
-  }
-  TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+  detail::cuda_context cuda;
+  TRIALSTAT_RETURN_IF_ERROR(cuda.open());
+  auto d_base = cuda.stage(detail::cuda_context::input, base, span_bytes);
+  if (!d_base) return d_base.error_status();
+  auto d_segments = cuda.upload(detail::cuda_context::table, segments);
+  if (!d_segments) return d_segments.error_status();
+  auto d_moments = cuda.upload(detail::cuda_context::table_b, segment_moments);
+  if (!d_moments) return d_moments.error_status();
+  auto d_out = cuda.reserve(detail::cuda_context::output, cells * sizeof(int64_t));
+  if (!d_out) return d_out.error_status();
+  const kernels::device_batch batch = detail::device_batch_of(*d_base, *d_segments, segments);
+  auto* d_counts = reinterpret_cast<int64_t*>(*d_out);
+  TRIALSTAT_RETURN_IF_ERROR(cuda.run_two_phase([&](void* workspace, std::size_t* bytes) {
+    const bool query = workspace == nullptr;
+    return kernels::launch_histograms(batch, query ? nullptr : *d_moments, bins,
+                                      query ? nullptr : d_counts, workspace, bytes, cuda.stream());
+  }));
+  TRIALSTAT_RETURN_IF_ERROR(cuda.download(h_counts.data(), d_counts, cells * sizeof(int64_t)));
   for (std::size_t s = 0; s < segments.size(); ++s) {
     const moments& m = segment_moments[s];
     histogram& h = out[s];

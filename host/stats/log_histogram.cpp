@@ -30,33 +30,21 @@ status compute_log_histograms_cuda(const std::byte* base, std::span<const segmen
   std::size_t span_bytes = 0;
   TRIALSTAT_RETURN_IF_ERROR(
       detail::segments_span_bytes(segments, "compute_log_histograms", span_bytes));
-  int64_t total_elements = 0;
-  for (const auto& s : segments) total_elements += s.num_elements;
-  detail::cuda_stream stream;
-  TRIALSTAT_RETURN_IF_ERROR(stream.create());
-  {
-    detail::device_buffer base_staging, d_segments, d_cells, workspace;
-    const void* d_base = nullptr;
-    TRIALSTAT_RETURN_IF_ERROR(
-        detail::device_view_of(base, span_bytes, base_staging, stream.get(), d_base));
-    TRIALSTAT_RETURN_IF_ERROR(d_segments.allocate(segments.size_bytes(), stream.get()));
-    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(d_segments.get(), segments.data(), segments.size_bytes(),
-                                       cudaMemcpyHostToDevice, stream.get()));
-    TRIALSTAT_RETURN_IF_ERROR(d_cells.allocate(cells.size() * sizeof(int64_t), stream.get()));
-    const kernels::device_batch batch{static_cast<const std::byte*>(d_base),
-                                      d_segments.as<const segment>(),
-                                      static_cast<int64_t>(segments.size()), total_elements};
-    std::size_t workspace_bytes = 0;
-    TRIALSTAT_RETURN_IF_ERROR(
-        kernels::launch_log_histograms(batch, nullptr, nullptr, &workspace_bytes, stream.get()));
-    TRIALSTAT_RETURN_IF_ERROR(workspace.allocate(workspace_bytes, stream.get()));
-    TRIALSTAT_RETURN_IF_ERROR(kernels::launch_log_histograms(
-        batch, d_cells.as<int64_t>(), workspace.get(), &workspace_bytes, stream.get()));
-    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(cells.data(), d_cells.get(), cells.size() * sizeof(int64_t),
-                                       cudaMemcpyDeviceToHost, stream.get()));
-    TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
-  }
-  TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+  detail::cuda_context cuda;
+  TRIALSTAT_RETURN_IF_ERROR(cuda.open());
+  auto d_base = cuda.stage(detail::cuda_context::input, base, span_bytes);
+  if (!d_base) return d_base.error_status();
+  auto d_segments = cuda.upload(detail::cuda_context::table, segments);
+  if (!d_segments) return d_segments.error_status();
+  auto d_out = cuda.reserve(detail::cuda_context::output, cells.size() * sizeof(int64_t));
+  if (!d_out) return d_out.error_status();
+  const kernels::device_batch batch = detail::device_batch_of(*d_base, *d_segments, segments);
+  auto* d_cells = reinterpret_cast<int64_t*>(*d_out);
+  TRIALSTAT_RETURN_IF_ERROR(cuda.run_two_phase([&](void* workspace, std::size_t* bytes) {
+    return kernels::launch_log_histograms(batch, workspace == nullptr ? nullptr : d_cells,
+                                          workspace, bytes, cuda.stream());
+  }));
+  TRIALSTAT_RETURN_IF_ERROR(cuda.download(cells.data(), d_cells, cells.size() * sizeof(int64_t)));
   constexpr auto per = static_cast<std::size_t>(kernels::log_histogram_num_cells);
   for (std::size_t s = 0; s < segments.size(); ++s) {
     if (kernels::counts_poisoned(cells.data() + s * per, per)) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "host/stats/dispatch.hpp"
+#include "host/stats/tensor_statistics.hpp"
 #include "kernels/common/cpu_validate.hpp"
 #include "kernels/order_statistics/order_statistics_cpu.hpp"
 #include "kernels/order_statistics/order_statistics_op.hpp"
@@ -25,71 +26,55 @@ status validate(const tensor_view& tensor, const char* what) {
 
 #if TRIALSTAT_HAS_CUDA
 result<std::vector<double>> percentiles_cuda(const tensor_view& tensor,
-                                             std::span<const double> q_percent) {
+                                             std::span<const double> q_percent,
+                                             detail::cuda_context& cuda) {
   std::vector<double> out(q_percent.size());
   if (q_percent.empty()) return out;
-  detail::cuda_stream stream;
-  TRIALSTAT_RETURN_IF_ERROR(stream.create());
-  {
-    detail::device_buffer staging, d_q, d_out, workspace;
-    const void* d_data = nullptr;
-    TRIALSTAT_RETURN_IF_ERROR(
-        detail::device_view_of(tensor.data, tensor.size_bytes(), staging, stream.get(), d_data));
-    const std::size_t q_bytes = q_percent.size() * sizeof(double);
-    TRIALSTAT_RETURN_IF_ERROR(d_q.allocate(q_bytes, stream.get()));
-    TRIALSTAT_RETURN_IF_ERROR(d_out.allocate(q_bytes, stream.get()));
-    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(d_q.get(), q_percent.data(), q_bytes,
-                                       cudaMemcpyHostToDevice, stream.get()));
-    std::size_t workspace_bytes = 0;
-    const auto* bytes = static_cast<const std::byte*>(d_data);
-    const auto num_q = static_cast<int64_t>(q_percent.size());
-    TRIALSTAT_RETURN_IF_ERROR(kernels::launch_percentiles(bytes, tensor.type, tensor.num_elements,
-                                                          nullptr, num_q, nullptr, nullptr,
-                                                          &workspace_bytes, stream.get()));
-    TRIALSTAT_RETURN_IF_ERROR(workspace.allocate(workspace_bytes, stream.get()));
-    TRIALSTAT_RETURN_IF_ERROR(kernels::launch_percentiles(
-        bytes, tensor.type, tensor.num_elements, d_q.as<const double>(), num_q,
-        d_out.as<double>(), workspace.get(), &workspace_bytes, stream.get()));
-    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(out.data(), d_out.get(), q_bytes, cudaMemcpyDeviceToHost,
-                                       stream.get()));
-    TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
-  }
-  TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+  auto d_data = cuda.stage(detail::cuda_context::input, tensor.data, tensor.size_bytes());
+  if (!d_data) return d_data.error_status();
+  auto d_q = cuda.upload(detail::cuda_context::table, q_percent);
+  if (!d_q) return d_q.error_status();
+  const std::size_t out_bytes = out.size() * sizeof(double);
+  auto d_out = cuda.reserve(detail::cuda_context::output, out_bytes);
+  if (!d_out) return d_out.error_status();
+  auto* d_values = reinterpret_cast<double*>(*d_out);
+  const auto num_q = static_cast<int64_t>(q_percent.size());
+  TRIALSTAT_RETURN_IF_ERROR(cuda.run_two_phase([&](void* workspace, std::size_t* bytes) {
+    const bool query = workspace == nullptr;
+    return kernels::launch_percentiles(*d_data, tensor.type, tensor.num_elements,
+                                       query ? nullptr : *d_q, num_q, query ? nullptr : d_values,
+                                       workspace, bytes, cuda.stream());
+  }));
+  TRIALSTAT_RETURN_IF_ERROR(cuda.download(out.data(), d_values, out_bytes));
   return out;
 }
 
 result<top_k_sum> top_k_sum_cuda(const tensor_view& tensor, int64_t k) {
   top_k_sum out;
-  detail::cuda_stream stream;
-  TRIALSTAT_RETURN_IF_ERROR(stream.create());
-  {
-    detail::device_buffer staging, d_out, workspace;
-    const void* d_data = nullptr;
-    TRIALSTAT_RETURN_IF_ERROR(
-        detail::device_view_of(tensor.data, tensor.size_bytes(), staging, stream.get(), d_data));
-    TRIALSTAT_RETURN_IF_ERROR(d_out.allocate(sizeof(top_k_sum), stream.get()));
-    std::size_t workspace_bytes = 0;
-    const auto* bytes = static_cast<const std::byte*>(d_data);
-    TRIALSTAT_RETURN_IF_ERROR(kernels::launch_top_k_sum(bytes, tensor.type, tensor.num_elements, k,
-                                                        nullptr, nullptr, &workspace_bytes,
-                                                        stream.get()));
-    TRIALSTAT_RETURN_IF_ERROR(workspace.allocate(workspace_bytes, stream.get()));
-    TRIALSTAT_RETURN_IF_ERROR(kernels::launch_top_k_sum(bytes, tensor.type, tensor.num_elements, k,
-                                                        d_out.as<top_k_sum>(), workspace.get(),
-                                                        &workspace_bytes, stream.get()));
-    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(&out, d_out.get(), sizeof out, cudaMemcpyDeviceToHost,
-                                       stream.get()));
-    TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
-  }
-  TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+  detail::cuda_context cuda;
+  TRIALSTAT_RETURN_IF_ERROR(cuda.open());
+  auto d_data = cuda.stage(detail::cuda_context::input, tensor.data, tensor.size_bytes());
+  if (!d_data) return d_data.error_status();
+  auto d_out = cuda.reserve(detail::cuda_context::output, sizeof(top_k_sum));
+  if (!d_out) return d_out.error_status();
+  auto* d_sum = reinterpret_cast<top_k_sum*>(*d_out);
+  TRIALSTAT_RETURN_IF_ERROR(cuda.run_two_phase([&](void* workspace, std::size_t* bytes) {
+    return kernels::launch_top_k_sum(*d_data, tensor.type, tensor.num_elements, k,
+                                     workspace == nullptr ? nullptr : d_sum, workspace, bytes,
+                                     cuda.stream());
+  }));
+  TRIALSTAT_RETURN_IF_ERROR(cuda.download(&out, d_sum, sizeof out));
   return out;
 }
 #endif
 
 }  // namespace
 
+namespace detail {
+
 result<std::vector<double>> compute_percentiles(const tensor_view& tensor,
-                                                std::span<const double> q_percent, backend which) {
+                                                std::span<const double> q_percent, backend which,
+                                                cuda_context* cuda) {
   TRIALSTAT_RETURN_IF_ERROR(validate(tensor, "compute_percentiles"));
   for (std::size_t i = 0; i < q_percent.size(); ++i) {
     if (!kernels::valid_percentile(q_percent[i])) {
@@ -98,13 +83,23 @@ result<std::vector<double>> compute_percentiles(const tensor_view& tensor,
                         std::to_string(q_percent[i]) + " is not in [0, 100]");
     }
   }
-  TRIALSTAT_RETURN_IF_ERROR(detail::check_backend(which, "compute_percentiles"));
+  TRIALSTAT_RETURN_IF_ERROR(check_backend(which, "compute_percentiles"));
   if (which == backend::cpu) return kernels::compute_percentiles_cpu(tensor, q_percent);
 #if TRIALSTAT_HAS_CUDA
-  return percentiles_cuda(tensor, q_percent);
+  cuda_context own;
+  TRIALSTAT_RETURN_IF_ERROR(use_or_open(cuda, own));
+  return percentiles_cuda(tensor, q_percent, *cuda);
 #else
+  static_cast<void>(cuda);
   return status(error_code::invalid_argument, "compute_percentiles: no CUDA backend in this build");
 #endif
+}
+
+}  // namespace detail
+
+result<std::vector<double>> compute_percentiles(const tensor_view& tensor,
+                                                std::span<const double> q_percent, backend which) {
+  return detail::compute_percentiles(tensor, q_percent, which, nullptr);
 }
 
 result<top_k_sum> compute_top_k_sum(const tensor_view& tensor, int64_t k, backend which) {

@@ -24,37 +24,24 @@ result<pairwise> compute_pairwise_cuda(const tensor_view& previous, const tensor
   const segment seg_b{0, current.num_elements, current.type};
   const segment table[2] = {seg_a, seg_b};
   pairwise out;
-  detail::cuda_stream stream;
-  TRIALSTAT_RETURN_IF_ERROR(stream.create());
-  {
-    detail::device_buffer a_staging, b_staging, d_segments, d_out, workspace;
-    const void* d_a = nullptr;
-    const void* d_b = nullptr;
-    TRIALSTAT_RETURN_IF_ERROR(detail::device_view_of(previous.data, previous.size_bytes(),
-                                                     a_staging, stream.get(), d_a));
-    TRIALSTAT_RETURN_IF_ERROR(detail::device_view_of(current.data, current.size_bytes(),
-                                                     b_staging, stream.get(), d_b));
-    TRIALSTAT_RETURN_IF_ERROR(d_segments.allocate(sizeof table, stream.get()));
-    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(d_segments.get(), table, sizeof table,
-                                       cudaMemcpyHostToDevice, stream.get()));
-    TRIALSTAT_RETURN_IF_ERROR(d_out.allocate(sizeof(pairwise), stream.get()));
-    const segment* d_table = d_segments.as<const segment>();
-    const kernels::device_batch a{static_cast<const std::byte*>(d_a), d_table, 1,
-                                  previous.num_elements};
-    const kernels::device_batch b{static_cast<const std::byte*>(d_b), d_table + 1, 1,
-                                  current.num_elements};
-    std::size_t workspace_bytes = 0;
-    TRIALSTAT_RETURN_IF_ERROR(
-        kernels::launch_pairwise(a, b, params, nullptr, nullptr, &workspace_bytes, stream.get()));
-    TRIALSTAT_RETURN_IF_ERROR(workspace.allocate(workspace_bytes, stream.get()));
-    TRIALSTAT_RETURN_IF_ERROR(kernels::launch_pairwise(a, b, params, d_out.as<pairwise>(),
-                                                       workspace.get(), &workspace_bytes,
-                                                       stream.get()));
-    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(&out, d_out.get(), sizeof out, cudaMemcpyDeviceToHost,
-                                       stream.get()));
-    TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
-  }
-  TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+  detail::cuda_context cuda;
+  TRIALSTAT_RETURN_IF_ERROR(cuda.open());
+  auto d_a = cuda.stage(detail::cuda_context::input, previous.data, previous.size_bytes());
+  if (!d_a) return d_a.error_status();
+  auto d_b = cuda.stage(detail::cuda_context::input_b, current.data, current.size_bytes());
+  if (!d_b) return d_b.error_status();
+  auto d_table = cuda.upload(detail::cuda_context::table, std::span<const segment>(table));
+  if (!d_table) return d_table.error_status();
+  auto d_out = cuda.reserve(detail::cuda_context::output, sizeof(pairwise));
+  if (!d_out) return d_out.error_status();
+  const kernels::device_batch a{*d_a, *d_table, 1, previous.num_elements};
+  const kernels::device_batch b{*d_b, *d_table + 1, 1, current.num_elements};
+  auto* d_pairwise = reinterpret_cast<pairwise*>(*d_out);
+  TRIALSTAT_RETURN_IF_ERROR(cuda.run_two_phase([&](void* workspace, std::size_t* bytes) {
+    return kernels::launch_pairwise(a, b, params, workspace == nullptr ? nullptr : d_pairwise,
+                                    workspace, bytes, cuda.stream());
+  }));
+  TRIALSTAT_RETURN_IF_ERROR(cuda.download(&out, d_pairwise, sizeof out));
   if (kernels::is_poisoned(out)) return detail::poisoned_result("compute_pairwise", 0);
   return out;
 }

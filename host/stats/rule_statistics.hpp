@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The per-tensor statistics added for the later built-in rules (percentiles, equality counts,
 // channel sums, kept values), computed by the executors for each decoded tensor whose request
-// asks for them. Internal to host/pipeline.
+// asks for them. Internal to host/stats.
 #pragma once
 
 #include "trialstat/stats/statistics_request.hpp"
@@ -12,6 +12,8 @@
 
 namespace trialstat::stats::detail {
 
+class cuda_context;  // host/stats/cuda_context.hpp (CUDA builds)
+
 /// @brief Append to `record` what `request` asks beyond moments/histograms/axis-0/pairwise:
 /// `percentiles` (one percentile_value per requested q, request order), `equal_counts` (one per
 /// requested value), `channel_sums` (one per requested axis valid for the tensor's rank — others
@@ -20,11 +22,13 @@ namespace trialstat::stats::detail {
 /// callback has returned).
 /// @param tensor the decoded tensor (host memory; `record.shape`/`type` describe it)
 /// @param which  backend of the statistics calls
+/// @param cuda   the CUDA executor's context (its stream and reusable device memory); nullptr on
+///               the CPU backend (host/stats/tensor_statistics.hpp)
 /// @return ok; errors from the statistics (out_of_memory, cuda_*); never for an axis that does
 ///   not fit the tensor.
 [[nodiscard]] status compute_rule_statistics(const stats::statistics_request& request,
                                              const tensor_view& tensor,
                                              stats::statistics_record& record,
-                                             stats::backend which);
+                                             stats::backend which, cuda_context* cuda);
 
 }  // namespace trialstat::stats::detail

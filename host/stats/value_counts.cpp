@@ -6,6 +6,7 @@
 #include <string>
 
 #include "host/stats/dispatch.hpp"
+#include "host/stats/tensor_statistics.hpp"
 #include "kernels/common/cpu_validate.hpp"
 #include "kernels/value_counts/value_counts_cpu.hpp"
 
@@ -15,9 +16,10 @@
 #endif
 
 namespace trialstat::stats {
+namespace detail {
 
 result<std::vector<int64_t>> count_equal(const tensor_view& tensor, std::span<const double> values,
-                                         backend which) {
+                                         backend which, cuda_context* cuda) {
   const segment seg{0, tensor.num_elements, tensor.type};
   TRIALSTAT_RETURN_IF_ERROR(kernels::validate_segments(tensor.data, {&seg, 1}, "count_equal"));
   if (values.size() > max_counted_values) {
@@ -25,31 +27,34 @@ result<std::vector<int64_t>> count_equal(const tensor_view& tensor, std::span<co
                   "count_equal: " + std::to_string(values.size()) + " values, at most " +
                       std::to_string(max_counted_values));
   }
-  TRIALSTAT_RETURN_IF_ERROR(detail::check_backend(which, "count_equal"));
+  TRIALSTAT_RETURN_IF_ERROR(check_backend(which, "count_equal"));
   if (which == backend::cpu) return kernels::count_equal_cpu(tensor, values);
 #if TRIALSTAT_HAS_CUDA
   std::vector<int64_t> out(values.size(), 0);
   if (values.empty()) return out;
-  detail::cuda_stream stream;
-  TRIALSTAT_RETURN_IF_ERROR(stream.create());
-  {
-    detail::device_buffer staging, d_counts;
-    const void* d_data = nullptr;
-    TRIALSTAT_RETURN_IF_ERROR(
-        detail::device_view_of(tensor.data, tensor.size_bytes(), staging, stream.get(), d_data));
-    TRIALSTAT_RETURN_IF_ERROR(d_counts.allocate(out.size() * sizeof(int64_t), stream.get()));
-    TRIALSTAT_RETURN_IF_ERROR(kernels::launch_count_equal(static_cast<const std::byte*>(d_data),
-                                                          tensor.type, tensor.num_elements, values,
-                                                          d_counts.as<int64_t>(), stream.get()));
-    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(out.data(), d_counts.get(), out.size() * sizeof(int64_t),
-                                       cudaMemcpyDeviceToHost, stream.get()));
-    TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
-  }
-  TRIALSTAT_CUDA_TRY(cudaStreamSynchronize(stream.get()));
+  cuda_context own;
+  TRIALSTAT_RETURN_IF_ERROR(use_or_open(cuda, own));
+  auto d_data = cuda->stage(cuda_context::input, tensor.data, tensor.size_bytes());
+  if (!d_data) return d_data.error_status();
+  const std::size_t count_bytes = out.size() * sizeof(int64_t);
+  auto d_counts = cuda->reserve(cuda_context::output, count_bytes);
+  if (!d_counts) return d_counts.error_status();
+  TRIALSTAT_RETURN_IF_ERROR(kernels::launch_count_equal(*d_data, tensor.type, tensor.num_elements,
+                                                        values, reinterpret_cast<int64_t*>(*d_counts),
+                                                        cuda->stream()));
+  TRIALSTAT_RETURN_IF_ERROR(cuda->download(out.data(), *d_counts, count_bytes));
   return out;
 #else
+  static_cast<void>(cuda);
   return status(error_code::invalid_argument, "count_equal: no CUDA backend in this build");
 #endif
+}
+
+}  // namespace detail
+
+result<std::vector<int64_t>> count_equal(const tensor_view& tensor, std::span<const double> values,
+                                         backend which) {
+  return detail::count_equal(tensor, values, which, nullptr);
 }
 
 }  // namespace trialstat::stats
