@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "host/report/skipped_json.hpp"
-#include "trialstat/live/watcher.hpp"
+#include "host/pipeline/skipped_records_json.hpp"
+#include "trialstat/live/watch_trial.hpp"
 
 namespace trialstat::live {
 namespace {
@@ -95,7 +95,7 @@ std::string event_json(const watch_event& e) {
         if (!e.result->warnings.empty()) row["warnings"] = e.result->warnings;
         auto& findings = row["findings"] = json::array();
         for (const auto& f : e.result->findings) findings.push_back(finding_json(f));
-        report::detail::add_skipped_json(*e.result, row);
+        pipeline::detail::add_skipped_records_json(*e.result, row);
       }
       break;
     case event_kind::end:

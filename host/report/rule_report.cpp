@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "host/report/skipped_json.hpp"
+#include "host/pipeline/skipped_records_json.hpp"
 
 namespace trialstat::report {
 namespace {
@@ -36,7 +36,7 @@ void write_json(std::span<const pipeline::rule_result> results, std::FILE* out) 
                           {"value", number_or_string(f.value)},
                           {"message", f.message}});
     }
-    detail::add_skipped_json(r, row);
+    pipeline::detail::add_skipped_records_json(r, row);
     fmt::print(out, "{}\n", row.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
 }

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "trialstat/live/watcher.hpp"
+#include "trialstat/live/watch_trial.hpp"
 #include "trialstat/writer/trial_writer.hpp"
 
 namespace trialstat::testing {

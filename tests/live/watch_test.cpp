@@ -18,7 +18,7 @@
 
 #include "tests/live/live_support.hpp"
 #include "tests/support/shared_trials.hpp"
-#include "trialstat/live/watcher.hpp"
+#include "trialstat/live/watch_trial.hpp"
 #include "trialstat/rules/rule_config.hpp"
 #include "trialstat/writer/trial_writer.hpp"
 

@@ -13,7 +13,7 @@
 #include <memory>
 
 #include "tools/trialstat/commands.hpp"
-#include "trialstat/live/watcher.hpp"
+#include "trialstat/live/watch_trial.hpp"
 #include "trialstat/report/rule_report.hpp"
 #include "trialstat/rules/rule_config.hpp"
 

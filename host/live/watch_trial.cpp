@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `trialstat watch`: the poll loop over a live trial (see watcher.hpp for the steps).
-#include "trialstat/live/watcher.hpp"
+#include "trialstat/live/watch_trial.hpp"
 
 #include <algorithm>
 #include <cmath>
