@@ -55,7 +55,8 @@ case "$kind" in
   tsan)
     dir=build-tsan
     san="-fsanitize=thread"
-    targets=(test_pipeline test_live test_hostile test_distributed test_kernels test_capture)
+    targets=(test_pipeline test_live test_actions test_memory test_stats test_hostile test_distributed test_kernels
+             test_capture)
     # The reader thread + consumer (pipeline, step readers), watch / rule sessions / actions (child
     # processes, inotify thread), ranks as threads (catalog loaded by a group, distributed
     # statistics over a thread transport), and the CPU worker pool (kernels/common/cpu_parallel.hpp):

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <thread>
 
-#include "tests/live/live_support.hpp"
+#include "tests/support/files.hpp"
 #include "tests/support/shared_trials.hpp"
 #include "trialstat/actions/actions.hpp"
 #include "trialstat/rules/rule_config.hpp"
