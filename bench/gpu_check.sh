@@ -15,7 +15,8 @@
 # Machines without this project's build dependencies (the lent GPU machines cannot install
 #   packages): build here, `bench/gpu_carry.sh BUILD` packs binaries + libraries + golden trials,
 #   and PREBUILT=<unpacked dir> makes this script use them (the build step is then skipped).
-# Environment: BUILD (build dir, default build-gpu-check), PREBUILT, JOBS, TRIALS_DIR (generated trials,
+# Environment: TRIALSTAT_REQUIRE_GPU=1 (fail at once when no GPU is visible; set automatically for
+#   the test binaries when one is, so no gpu_* test passes by skipping), BUILD (build dir, default build-gpu-check), PREBUILT, JOBS, TRIALS_DIR (generated trials,
 #   default /tmp/trialstat_gpu_check), RSS_SIZES (default "1G 10G"; "64M" without a GPU),
 #   RSS_WIDTH (hidden width of generated trials, default 1024: step files fit a pinned buffer),
 #   E2E_SIZE (default 1G; 64M without a GPU), E2E_WIDTH (default 4096; 512), SANITIZE_FILTER (default 'gpu_*'), PINNED_MB (default 256).
@@ -58,9 +59,15 @@ note "## gpu_check.sh run $(date -u +%Y-%m-%dT%H:%M:%SZ) — steps: ${STEPS[*]}"
 if [ $HAVE_GPU = 1 ]; then
   nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pcie.link.width.current \
     --format=csv | tee -a "$SUMMARY"
+elif [ "${TRIALSTAT_REQUIRE_GPU:-0}" != 0 ]; then
+  # A proof run (issue 25 item 4) cannot pass by skipping: no device, no proof.
+  note "FAILED: TRIALSTAT_REQUIRE_GPU=1 but nvidia-smi sees no GPU"
+  exit 1
 else
   note "no GPU: running the CPU parts only (gpu_* suites skip; GPU figures are still owed)"
 fi
+# On a GPU machine every gpu_* test must run: a skip fails it (tests/support/gpu.hpp).
+[ $HAVE_GPU = 1 ] && export TRIALSTAT_REQUIRE_GPU=1
 note "host: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), nvcc: $(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || echo none)"
 FAILED=0
 fail() { note "FAILED: $*"; FAILED=1; }
@@ -98,7 +105,7 @@ run_step_tests() {
     fi
   done
   # The GPU suites explicitly: they must have run (not skipped) on a GPU machine.
-  for t in test_pipeline test_stats; do
+  for t in test_pipeline test_stats test_memory; do
     [ -x "$BUILD/tests/$t" ] || continue
     "$BUILD/tests/$t" --gtest_filter='gpu_*' > "$TMPD/gpu_$t.txt" 2>&1 || fail "$t gpu_*"
     local ran skipped
@@ -116,7 +123,7 @@ run_step_sanitize() {
   local cs; cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
   if [ -z "$cs" ]; then fail "compute-sanitizer not found (install the CUDA toolkit's sanitizer)"; return; fi
   for tool in memcheck racecheck; do
-    for t in test_pipeline test_stats; do
+    for t in test_pipeline test_stats test_memory; do
       local t0=$SECONDS
       if "$cs" --tool "$tool" --error-exitcode 3 "$BUILD/tests/$t" --gtest_filter="$SANITIZE_FILTER" \
           > "$TMPD/sanitize_${tool}_$t.txt" 2>&1; then

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/gpu.hpp"
 #include "trialstat/config.hpp"
 #include "trialstat/memory/pinned_pool.hpp"
 #include "trialstat/stats/backend.hpp"
@@ -184,7 +185,7 @@ struct long_copy {
 constexpr std::size_t long_copy_bytes = std::size_t{256} << 20;
 
 TEST(gpu_pinned_pool, NullStreamIsTheLegacyDefaultStream) {
-  if (!stats::cuda_device_available()) GTEST_SKIP() << "no CUDA device visible; skipping";
+  TRIALSTAT_REQUIRE_CUDA_DEVICE();
   auto pool = pinned_pool::create({1, long_copy_bytes, pool_memory::pinned});
   ASSERT_TRUE(pool) << pool.error_status().to_string();
   auto lease = (*pool)->acquire();
@@ -201,7 +202,7 @@ TEST(gpu_pinned_pool, NullStreamIsTheLegacyDefaultStream) {
 }
 
 TEST(gpu_pinned_pool, NotReadyEventQueriesLeaveNoErrorBehind) {
-  if (!stats::cuda_device_available()) GTEST_SKIP() << "no CUDA device visible; skipping";
+  TRIALSTAT_REQUIRE_CUDA_DEVICE();
   auto pool = pinned_pool::create({2, long_copy_bytes, pool_memory::pinned});
   ASSERT_TRUE(pool) << pool.error_status().to_string();
   cudaStream_t stream = nullptr;

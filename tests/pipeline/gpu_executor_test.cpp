@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/gpu.hpp"
 #include "tests/reference/reference_stats.hpp"
 #include "tests/support/shared_trials.hpp"
 #include "trialstat/config.hpp"
@@ -35,11 +36,6 @@ namespace trialstat::pipeline {
 namespace {
 
 using reference::data_mode;
-
-#define TRIALSTAT_REQUIRE_CUDA_DEVICE()                                          \
-  if (!stats::cuda_device_available()) {                                         \
-    GTEST_SKIP() << "no CUDA device visible (or built without CUDA); skipping"; \
-  }
 
 constexpr double twin_tolerance = 2e-12;
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/gpu.hpp"
 #include "tests/reference/expect_stats.hpp"
 #include "tests/reference/reference_stats.hpp"
 #include "trialstat/config.hpp"
@@ -31,11 +32,6 @@ namespace trialstat {
 namespace {
 
 using reference::data_mode;
-
-#define TRIALSTAT_REQUIRE_CUDA_DEVICE()                                          \
-  if (!stats::cuda_device_available()) {                                         \
-    GTEST_SKIP() << "no CUDA device visible (or built without CUDA); skipping"; \
-  }
 
 /// A batch of every dtype × sizes around block/chunk boundaries × modes, at odd offsets.
 struct batch {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/gpu.hpp"
 #include "tests/reference/reference_stats.hpp"
 #include "trialstat/config.hpp"
 #include "trialstat/stats/log_histogram.hpp"
@@ -158,11 +159,6 @@ TEST(log_histogram, TensorboardBucketsTrimLikeSmdebug) {
   EXPECT_TRUE(none.counts.empty());
   EXPECT_TRUE(none.limits.empty());
 }
-
-#define TRIALSTAT_REQUIRE_CUDA_DEVICE()                                          \
-  if (!stats::cuda_device_available()) {                                         \
-    GTEST_SKIP() << "no CUDA device visible (or built without CUDA); skipping"; \
-  }
 
 TEST(gpu_log_histogram, DeviceTablesAreTheHostTables) {
   TRIALSTAT_REQUIRE_CUDA_DEVICE();

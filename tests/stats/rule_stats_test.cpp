@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/gpu.hpp"
 #include "tests/reference/expect_stats.hpp"
 #include "tests/reference/reference_rule_stats.hpp"
 #include "tests/reference/reference_stats.hpp"
@@ -30,11 +31,6 @@ namespace trialstat {
 namespace {
 
 using reference::data_mode;
-
-#define TRIALSTAT_REQUIRE_CUDA_DEVICE()                                          \
-  if (!stats::cuda_device_available()) {                                         \
-    GTEST_SKIP() << "no CUDA device visible (or built without CUDA); skipping"; \
-  }
 
 bool same(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
 
