@@ -75,13 +75,15 @@ std::string describe_completeness(const step_completeness& c) {
 
 class watch_loop {
  public:
-  watch_loop(fs::path root, std::vector<watch_rule> rules, const watch_options& options,
+  watch_loop(fs::path root, std::shared_ptr<const io::trial_source> source,
+             std::vector<watch_rule> rules, const watch_options& options,
              const event_callback& on_event)
       : root_(std::move(root)),
+        source_(std::move(source)),
         options_(options),
         on_event_(on_event),
-        remote_(io::is_s3_location(root_.string())),
-        notifier_(root_, options.use_inotify && !remote_) {  // S3: polling only
+        remote_(source_->is_remote()),
+        notifier_(root_, options.use_inotify && !remote_) {  // remote sources: polling only
     for (auto& r : rules) {
       invocations_.push_back(std::move(r.invocation));
       actions_.push_back(std::move(r.actions));
@@ -161,8 +163,7 @@ class watch_loop {
     trial::catalog_options catalog_options;
     // While live, an event file without its index may still be being written: index files only.
     catalog_options.scan_missing_index = false;
-    catalog_options.source = options_.source;
-    auto opened = trial::catalog::open(root_.string(), catalog_options);
+    auto opened = trial::catalog::open(source_, catalog_options);
     if (!opened) {
       if (opened.error_status().code() == error_code::not_found) {
         if (remote_) waiting(fmt::format("waiting for the trial {}", root_.string()));
@@ -395,6 +396,7 @@ class watch_loop {
   }
 
   fs::path root_;
+  std::shared_ptr<const io::trial_source> source_;
   const watch_options& options_;
   const event_callback& on_event_;
   bool remote_ = false;
@@ -420,7 +422,10 @@ class watch_loop {
 
 result<watch_outcome> watch_trial(const fs::path& root, std::vector<watch_rule> rules,
                                   const watch_options& options, const event_callback& on_event) {
-  watch_loop loop(root, std::move(rules), options, on_event);
+  // The source decides local against remote (inotify or polling); it does not touch the storage.
+  auto source = io::open_trial_source(root.string(), options.source);
+  if (!source) return source.error_status();
+  watch_loop loop(root, std::move(*source), std::move(rules), options, on_event);
   return loop.run();
 }
 
