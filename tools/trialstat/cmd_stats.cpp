@@ -56,7 +56,9 @@ int run_stats(const stats_options& o) {
   auto selected = report::select_tensors(trial, o.collections, o.regexes);
   if (!selected) return report_error(selected.error_status());
   const plan::read_plan plan =
-      report::statistics_plan(trial, *selected, o.bins, o.log_hist, !o.no_reductions);
+      report::statistics_plan(trial, *selected,
+                              {.histogram_bins = o.bins, .log_histogram = o.log_hist,
+                               .saved_reductions = !o.no_reductions});
   auto progress = make_progress(o.progress, "stats");
   options->progress = progress.get();
 
