@@ -7,9 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
-#include <limits>
 #include <memory>
 #include <new>
 #include <span>
