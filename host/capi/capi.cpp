@@ -7,17 +7,21 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
-#include <limits>
 #include <memory>
 #include <new>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "trialstat/frontend/device_options.hpp"
+#include "trialstat/frontend/open_catalog.hpp"
+#include "trialstat/frontend/rule_invocations.hpp"
+#include "trialstat/frontend/statistics_row.hpp"
 #include "trialstat/pipeline/rule_runner.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
+#include "trialstat/report/statistics_writer.hpp"
 #include "trialstat/rules/rule_config.hpp"
 #include "trialstat/stats/log_histogram.hpp"
 #include "trialstat/trial/catalog.hpp"
@@ -46,7 +50,7 @@ struct trialstat_trial {
     }
     warnings.clear();
     for (const auto& w : catalog.warnings()) {
-      warnings.push_back(fmt::format("{}: {}", w.file.string(), w.problem.to_string()));
+      warnings.push_back(trialstat::frontend::load_warning_text(w));
     }
   }
 };
@@ -93,13 +97,7 @@ trialstat_status open_impl(const char* path, std::optional<int64_t> begin,
   if (out) *out = nullptr;
   if (!path || !out) return fail(TRIALSTAT_INVALID_ARGUMENT, "trialstat_open: NULL argument");
   return guarded([&] {
-    trialstat::trial::catalog_options options;
-    options.range_begin = begin;
-    options.range_end = end;
-    auto s3 = trialstat::io::s3_options_from_environment();  // s3:// trials: TRIALSTAT_S3_*
-    if (!s3) return fail(s3.error_status());
-    options.source.s3 = *s3;
-    auto catalog = trialstat::trial::catalog::open(path, options);
+    auto catalog = trialstat::frontend::open_catalog(path, begin, end);
     if (!catalog) return fail(catalog.error_status());
     *out = new trialstat_trial(std::move(*catalog));
     return TRIALSTAT_OK;
@@ -151,18 +149,12 @@ std::size_t count_rows(const trialstat_trial& t, const selection& s) {
 }
 
 trialstat::result<trialstat::pipeline::pipeline_options> make_options(const char* device) {
-  auto choice = trialstat::pipeline::parse_device_choice(device ? device : "auto");
-  if (!choice) return choice.error_status();
-  auto resolved = trialstat::pipeline::resolve_backend(*choice);
-  if (!resolved) return resolved.error_status();
-  trialstat::pipeline::pipeline_options options;
-  options.backend = resolved->backend;
-  return options;
+  return trialstat::frontend::make_pipeline_options(device ? device : "auto");
 }
 
 void fill_row(const trialstat_trial& t, const trialstat::stats::statistics_record& r,
               trialstat_stats_row& row) {
-  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  const trialstat::frontend::statistics_row values = trialstat::frontend::make_statistics_row(r);
   row = trialstat_stats_row{};
   row.tensor = t.tensor_rank[r.tensor];
   row.worker = t.worker_rank[r.worker];
@@ -172,62 +164,35 @@ void fill_row(const trialstat_trial& t, const trialstat::stats::statistics_recor
   row.mode_step = r.mode_step;
   row.numel = r.num_elements;
   row.status = static_cast<int32_t>(r.raw_status.code());
-  const bool ok = r.raw_status.ok() && r.moments.has_value();
-  row.has_raw = ok ? 1 : 0;
-  row.update_ratio = nan;
-  row.prev_step = -1;
-  if (!ok) {
-    row.nan_count = row.pos_inf_count = row.neg_inf_count = row.zero_count = -1;
-    row.min = row.max = row.mean = row.variance = row.std = row.sum = row.l1 = row.l2 = row.linf =
-        row.mean_abs = nan;
-    return;
-  }
-  const auto& m = *r.moments;
-  row.nan_count = m.nan_count;
-  row.pos_inf_count = m.pos_inf_count;
-  row.neg_inf_count = m.neg_inf_count;
-  row.zero_count = m.zero_count;
-  const bool finite = m.has_finite();
-  row.min = finite ? m.min : nan;
-  row.max = finite ? m.max : nan;
-  row.mean = finite ? m.mean : nan;
-  row.variance = finite ? m.variance() : nan;
-  row.std = finite ? m.std_dev() : nan;
-  row.sum = finite ? m.sum : nan;
-  row.l1 = finite ? m.sum_abs : nan;
-  row.l2 = finite ? m.l2() : nan;
-  row.linf = finite ? m.max_abs : nan;
-  row.mean_abs = finite ? m.mean_abs() : nan;
-  if (!r.previous.empty() && r.previous.front().shape_matches) {
-    const auto& p = r.previous.front();
-    row.update_ratio = p.result.diff_l2() / (p.result.previous_l2() + 1e-9);
-    row.prev_step = p.previous_step;
-  }
+  row.has_raw = values.has_raw ? 1 : 0;
+  row.nan_count = values.nan_count;
+  row.pos_inf_count = values.pos_inf_count;
+  row.neg_inf_count = values.neg_inf_count;
+  row.zero_count = values.zero_count;
+  row.min = values.min;
+  row.max = values.max;
+  row.mean = values.mean;
+  row.variance = values.variance;
+  row.std = values.std_dev;
+  row.sum = values.sum;
+  row.l1 = values.l1;
+  row.l2 = values.l2;
+  row.linf = values.linf;
+  row.mean_abs = values.mean_abs;
+  row.update_ratio = values.update_ratio;
+  row.prev_step = values.prev_step;
 }
 
 static_assert(TRIALSTAT_LOG_HISTOGRAM_BINS == trialstat::stats::log_histogram_bins);
 static_assert(TRIALSTAT_LOG_HISTOGRAM_EDGES == trialstat::stats::log_histogram_bins + 1);
 static_assert(TRIALSTAT_LOG_HISTOGRAM_CELLS == TRIALSTAT_LOG_HISTOGRAM_BINS + 5);
 
-/// One row of a log-histogram buffer: the bins, then NaN, +Inf, −Inf, below, above
-/// (trialstat.h; the kernel's cell layout). Without a histogram: zero bins, −1 side cells.
-void fill_log_histogram(const trialstat::stats::statistics_record& r, int64_t* cells) {
-  constexpr std::size_t bins = TRIALSTAT_LOG_HISTOGRAM_BINS;
-  const bool ok = r.raw_status.ok() && r.moments.has_value() && r.log_histogram.has_value() &&
-                  r.log_histogram->counts.size() == bins;
-  if (!ok) {
-    std::fill(cells, cells + bins, int64_t{0});
-    std::fill(cells + bins, cells + TRIALSTAT_LOG_HISTOGRAM_CELLS, int64_t{-1});
-    return;
-  }
-  const auto& h = *r.log_histogram;
-  std::copy(h.counts.begin(), h.counts.end(), cells);
-  cells[TRIALSTAT_LOG_HISTOGRAM_NAN] = h.nan_count;
-  cells[TRIALSTAT_LOG_HISTOGRAM_POS_INF] = h.pos_inf_count;
-  cells[TRIALSTAT_LOG_HISTOGRAM_NEG_INF] = h.neg_inf_count;
-  cells[TRIALSTAT_LOG_HISTOGRAM_BELOW] = h.below_count;
-  cells[TRIALSTAT_LOG_HISTOGRAM_ABOVE] = h.above_count;
-}
+static_assert(TRIALSTAT_LOG_HISTOGRAM_CELLS == trialstat::frontend::log_histogram_row_cells);
+static_assert(TRIALSTAT_LOG_HISTOGRAM_NAN == trialstat::frontend::log_histogram_nan_cell);
+static_assert(TRIALSTAT_LOG_HISTOGRAM_POS_INF == trialstat::frontend::log_histogram_pos_inf_cell);
+static_assert(TRIALSTAT_LOG_HISTOGRAM_NEG_INF == trialstat::frontend::log_histogram_neg_inf_cell);
+static_assert(TRIALSTAT_LOG_HISTOGRAM_BELOW == trialstat::frontend::log_histogram_below_cell);
+static_assert(TRIALSTAT_LOG_HISTOGRAM_ABOVE == trialstat::frontend::log_histogram_above_cell);
 
 /// trialstat_compute_statistics[_log_histogram]: `log_histograms` NULL = no log histograms.
 trialstat_status compute_statistics(trialstat_trial* trial, const trialstat_stats_options* options,
@@ -246,17 +211,15 @@ trialstat_status compute_statistics(trialstat_trial* trial, const trialstat_stat
     if (!pipeline_options) return fail(pipeline_options.error_status());
     pipeline_options->step_begin = sel->begin;
     pipeline_options->step_end = sel->end;
-    trialstat::plan::read_plan plan;
-    for (auto id : sel->tensors) {
-      trialstat::stats::statistics_request request;
-      request.moments = true;
-      request.log_histogram = log_histograms != nullptr;
-      const bool ratio = options->update_ratio == 2 ||
-                         (options->update_ratio == 1 && (trial->catalog.in_collection(id, "weights") ||
-                                                         trial->catalog.in_collection(id, "biases")));
-      if (ratio) request.history_depth = 1;
-      plan.request(id, request);
-    }
+    using trialstat::report::update_ratio_tensors;
+    const trialstat::plan::read_plan plan = trialstat::report::statistics_plan(
+        trial->catalog, sel->tensors,
+        {.histogram_bins = 0,
+         .log_histogram = log_histograms != nullptr,
+         .saved_reductions = false,
+         .update_ratio = options->update_ratio == 2   ? update_ratio_tensors::all
+                         : options->update_ratio == 1 ? update_ratio_tensors::weights_and_biases
+                                                      : update_ratio_tensors::none});
     std::size_t written = 0;
     bool overflow = false;
     auto run = trialstat::pipeline::run_statistics(
@@ -267,7 +230,10 @@ trialstat_status compute_statistics(trialstat_trial* trial, const trialstat_stat
               return;
             }
             if (log_histograms) {
-              fill_log_histogram(r, log_histograms + written * TRIALSTAT_LOG_HISTOGRAM_CELLS);
+              static_cast<void>(trialstat::frontend::fill_log_histogram_row(
+                  r, std::span<int64_t, TRIALSTAT_LOG_HISTOGRAM_CELLS>(
+                         log_histograms + written * TRIALSTAT_LOG_HISTOGRAM_CELLS,
+                         TRIALSTAT_LOG_HISTOGRAM_CELLS)));
             }
             fill_row(*trial, r, rows[written++]);
           }
@@ -294,20 +260,6 @@ trialstat_status evaluate(trialstat_trial* trial,
   results->results = std::move(*run);
   *out = results.release();
   return TRIALSTAT_OK;
-}
-
-trialstat::pipeline::rule_invocation make_invocation(std::string configuration_name,
-                                                     const std::string& rule_name,
-                                                     const trialstat::rules::rule_parameters& params) {
-  trialstat::pipeline::rule_invocation inv;
-  inv.configuration_name = configuration_name.empty() ? rule_name : std::move(configuration_name);
-  auto made = trialstat::rules::make_rule(rule_name, params);
-  if (made) {
-    inv.rule = std::move(*made);
-  } else {
-    inv.error = made.error_status();
-  }
-  return inv;
 }
 
 }  // namespace
@@ -508,8 +460,8 @@ trialstat_status trialstat_evaluate_rules(trialstat_trial* trial, const trialsta
         }
         params[spec.param_keys[p]] = spec.param_values[p];
       }
-      invocations.push_back(make_invocation(spec.configuration_name ? spec.configuration_name : "",
-                                            spec.rule_name, params));
+      invocations.push_back(trialstat::frontend::make_rule_invocation(
+          spec.configuration_name ? spec.configuration_name : "", spec.rule_name, params));
     }
     return evaluate(trial, invocations, device, out);
   });
@@ -524,10 +476,7 @@ trialstat_status trialstat_evaluate_rule_config(trialstat_trial* trial, const ch
   return guarded([&] {
     auto entries = trialstat::rules::parse_rule_config(json_text);
     if (!entries) return fail(entries.error_status());
-    std::vector<trialstat::pipeline::rule_invocation> invocations;
-    for (const auto& e : *entries) {
-      invocations.push_back(make_invocation(e.configuration_name, e.rule_name, e.parameters));
-    }
+    auto invocations = trialstat::frontend::make_rule_invocations(*entries);
     return evaluate(trial, invocations, device, out);
   });
 }

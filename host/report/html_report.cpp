@@ -141,7 +141,8 @@ class curve_collector final : public rules::rule {
 
   status prepare(const trial::catalog& trial, plan::read_plan& plan) override {
     const auto ids = trial.sorted_tensor_ids();
-    const plan::read_plan own = statistics_plan(trial, ids, 0, false, false);
+    const plan::read_plan own = statistics_plan(
+        trial, ids, {.histogram_bins = 0, .log_histogram = false, .saved_reductions = false});
     for (const auto& [tensor, request] : own.requests()) plan.request(tensor, request);
     return status::success();
   }

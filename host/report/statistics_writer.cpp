@@ -32,21 +32,29 @@ result<std::vector<trial::tensor_id>> select_tensors(const trial::catalog& trial
   return trial.select(collections, regexes);
 }
 
-plan::read_plan statistics_plan(const trial::catalog& trial, std::span<const trial::tensor_id> tensors,
-                                int histogram_bins, bool log_histogram, bool saved_reductions) {
-  plan::read_plan plan;
+void add_statistics_requests(plan::read_plan& plan, const trial::catalog& trial,
+                             std::span<const trial::tensor_id> tensors,
+                             const statistics_plan_options& options) {
   for (const auto id : tensors) {
     stats::statistics_request request;
     request.moments = true;
-    request.histogram_bins = histogram_bins;
-    request.log_histogram = log_histogram;
-    request.saved_reductions = saved_reductions;
+    request.histogram_bins = options.histogram_bins;
+    request.log_histogram = options.log_histogram;
+    request.saved_reductions = options.saved_reductions;
     // The weight-update ratio (README "update_ratio") compares with the previous saved step.
-    if (trial.in_collection(id, "weights") || trial.in_collection(id, "biases")) {
-      request.history_depth = 1;
-    }
+    const bool ratio =
+        options.update_ratio == update_ratio_tensors::all ||
+        (options.update_ratio == update_ratio_tensors::weights_and_biases &&
+         (trial.in_collection(id, "weights") || trial.in_collection(id, "biases")));
+    if (ratio) request.history_depth = 1;
     plan.request(id, request);
   }
+}
+
+plan::read_plan statistics_plan(const trial::catalog& trial, std::span<const trial::tensor_id> tensors,
+                                const statistics_plan_options& options) {
+  plan::read_plan plan;
+  add_statistics_requests(plan, trial, tensors, options);
   return plan;
 }
 

@@ -193,8 +193,8 @@ result<tensorboard_export_summary> export_tensorboard(const trial::catalog& tria
   auto selected = select_tensors(trial, options.collections, options.regexes);
   if (!selected) return selected.error_status();
   TRIALSTAT_RETURN_IF_ERROR(prepare_logdir(options.logdir, options.overwrite));
-  const plan::read_plan plan = statistics_plan(trial, *selected, /*histogram_bins=*/0,
-                                               /*log_histogram=*/true, /*saved_reductions=*/false);
+  const plan::read_plan plan = statistics_plan(
+      trial, *selected, {.histogram_bins = 0, .log_histogram = true, .saved_reductions = false});
   exporter out(trial, options);
   status failure;
   auto run = pipeline::run_statistics(trial, plan, options.pipeline, [&](const stats::step_statistics& step) {

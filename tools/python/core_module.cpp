@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -26,10 +27,15 @@
 #include <utility>
 #include <vector>
 
+#include "trialstat/frontend/device_options.hpp"
+#include "trialstat/frontend/open_catalog.hpp"
+#include "trialstat/frontend/rule_invocations.hpp"
+#include "trialstat/frontend/statistics_row.hpp"
 #include "trialstat/io/read_tensor_record.hpp"
 #include "trialstat/pipeline/rule_runner.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 #include "trialstat/report/html_report.hpp"
+#include "trialstat/report/statistics_writer.hpp"
 #include "trialstat/report/tensorboard_export.hpp"
 #include "trialstat/rules/rule_config.hpp"
 #include "trialstat/stats/log_histogram.hpp"
@@ -90,18 +96,14 @@ std::optional<nb::dlpack::dtype> numpy_dtype(dtype t) {
   }
 }
 
-/// An open trial: the catalog plus open event files for value reads.
-class py_trial {
+/// `_core.Catalog`: an open trial's catalog plus open event files for value reads.
+class py_catalog {
  public:
-  explicit py_trial(trial::catalog catalog) : catalog_(std::move(catalog)) {}
+  explicit py_catalog(trial::catalog catalog) : catalog_(std::move(catalog)) {}
 
-  static std::unique_ptr<py_trial> open(const std::string& path, std::optional<int64_t> begin,
-                                        std::optional<int64_t> end) {
-    trial::catalog_options options;
-    options.range_begin = begin;
-    options.range_end = end;
-    options.source.s3 = unwrap(io::s3_options_from_environment());  // s3:// trials: TRIALSTAT_S3_*
-    return std::make_unique<py_trial>(unwrap(trial::catalog::open(path, options)));
+  static std::unique_ptr<py_catalog> open(const std::string& path, std::optional<int64_t> begin,
+                                          std::optional<int64_t> end) {
+    return std::make_unique<py_catalog>(unwrap(frontend::open_catalog(path, begin, end)));
   }
 
   const trial::catalog& catalog() const { return catalog_; }
@@ -111,7 +113,7 @@ class py_trial {
   std::vector<std::string> warnings() const {
     std::vector<std::string> out;
     for (const auto& w : catalog_.warnings()) {
-      out.push_back(fmt::format("{}: {}", w.file.string(), w.problem.to_string()));
+      out.push_back(frontend::load_warning_text(w));
     }
     return out;
   }
@@ -335,43 +337,29 @@ struct stats_columns {
     mode.push_back(static_cast<int8_t>(r.mode));
     type.push_back(static_cast<int32_t>(r.type));
     numel.push_back(r.num_elements);
-    const bool ok = r.raw_status.ok() && r.moments.has_value();
+    const frontend::statistics_row values = frontend::make_statistics_row(r);
+    const bool ok = values.has_raw;
     has_raw_flags.push_back(ok);
     if (!r.raw_status.ok() && r.raw_status.code() != error_code::not_found) {
       errors.emplace_back(row, r.raw_status.to_string());
     }
-    if (ok) {
-      const auto& m = *r.moments;
-      nan_count.push_back(m.nan_count);
-      pos_inf_count.push_back(m.pos_inf_count);
-      neg_inf_count.push_back(m.neg_inf_count);
-      zero_count.push_back(m.zero_count);
-      const bool finite = m.has_finite();
-      min.push_back(finite ? m.min : nan_value);
-      max.push_back(finite ? m.max : nan_value);
-      mean.push_back(finite ? m.mean : nan_value);
-      variance.push_back(finite ? m.variance() : nan_value);
-      std_dev.push_back(finite ? m.std_dev() : nan_value);
-      sum.push_back(finite ? m.sum : nan_value);
-      l1.push_back(finite ? m.sum_abs : nan_value);
-      l2.push_back(finite ? m.l2() : nan_value);
-      linf.push_back(finite ? m.max_abs : nan_value);
-      mean_abs.push_back(finite ? m.mean_abs() : nan_value);
-    } else {
-      for (auto* v : {&nan_count, &pos_inf_count, &neg_inf_count, &zero_count}) v->push_back(-1);
-      for (auto* v : {&min, &max, &mean, &variance, &std_dev, &sum, &l1, &l2, &linf, &mean_abs}) {
-        v->push_back(nan_value);
-      }
-    }
+    nan_count.push_back(values.nan_count);
+    pos_inf_count.push_back(values.pos_inf_count);
+    neg_inf_count.push_back(values.neg_inf_count);
+    zero_count.push_back(values.zero_count);
+    min.push_back(values.min);
+    max.push_back(values.max);
+    mean.push_back(values.mean);
+    variance.push_back(values.variance);
+    std_dev.push_back(values.std_dev);
+    sum.push_back(values.sum);
+    l1.push_back(values.l1);
+    l2.push_back(values.l2);
+    linf.push_back(values.linf);
+    mean_abs.push_back(values.mean_abs);
     if (want_ratio) {
-      if (ok && !r.previous.empty() && r.previous.front().shape_matches) {
-        const auto& p = r.previous.front();
-        update_ratio.push_back(p.result.diff_l2() / (p.result.previous_l2() + 1e-9));
-        prev_step.push_back(p.previous_step);
-      } else {
-        update_ratio.push_back(nan_value);
-        prev_step.push_back(-1);
-      }
+      update_ratio.push_back(values.update_ratio);
+      prev_step.push_back(values.prev_step);
     }
     for (const auto& red : r.saved_reductions) {
       auto& column = reductions[{static_cast<int>(red.op), red.abs}];
@@ -390,23 +378,15 @@ struct stats_columns {
       }
     }
     if (log_histogram) {
-      constexpr auto bins = static_cast<std::size_t>(stats::log_histogram_bins);
-      if (ok && r.log_histogram && r.log_histogram->counts.size() == bins) {
-        const auto& h = *r.log_histogram;
-        log_hist_counts.insert(log_hist_counts.end(), h.counts.begin(), h.counts.end());
-        log_hist_nan.push_back(h.nan_count);
-        log_hist_pos_inf.push_back(h.pos_inf_count);
-        log_hist_neg_inf.push_back(h.neg_inf_count);
-        log_hist_below.push_back(h.below_count);
-        log_hist_above.push_back(h.above_count);
-      } else {
-        // No raw value (or none computed): zero bins, −1 side counts (as nan_count).
-        log_hist_counts.insert(log_hist_counts.end(), bins, 0);
-        for (auto* v : {&log_hist_nan, &log_hist_pos_inf, &log_hist_neg_inf, &log_hist_below,
-                        &log_hist_above}) {
-          v->push_back(-1);
-        }
-      }
+      std::array<int64_t, frontend::log_histogram_row_cells> cells;
+      static_cast<void>(frontend::fill_log_histogram_row(r, cells));
+      log_hist_counts.insert(log_hist_counts.end(), cells.begin(),
+                             cells.begin() + stats::log_histogram_bins);
+      log_hist_nan.push_back(cells[frontend::log_histogram_nan_cell]);
+      log_hist_pos_inf.push_back(cells[frontend::log_histogram_pos_inf_cell]);
+      log_hist_neg_inf.push_back(cells[frontend::log_histogram_neg_inf_cell]);
+      log_hist_below.push_back(cells[frontend::log_histogram_below_cell]);
+      log_hist_above.push_back(cells[frontend::log_histogram_above_cell]);
     }
   }
 
@@ -493,41 +473,32 @@ struct stats_request {
 
 pipeline::pipeline_options make_options(const std::string& device, std::optional<int64_t> begin,
                                         std::optional<int64_t> end) {
-  const auto choice = unwrap(pipeline::parse_device_choice(device));
-  const auto resolved = unwrap(pipeline::resolve_backend(choice));
-  pipeline::pipeline_options options;
-  options.backend = resolved.backend;
+  pipeline::pipeline_options options = unwrap(frontend::make_pipeline_options(device));
   options.step_begin = begin;
   options.step_end = end;
   return options;
 }
 
+/// `tensors` without and `ratio_tensors` with the update ratio (Python chose which).
 plan::read_plan make_plan(const trial::catalog& cat, const stats_request& req) {
-  plan::read_plan plan;
   const auto num_tensors = cat.tensor_names().size();
-  for (auto id : req.tensors) {
-    if (id >= num_tensors) raise(status(error_code::invalid_argument, "tensor id out of range"));
-    stats::statistics_request request;
-    request.moments = true;
-    request.histogram_bins = req.histogram_bins;
-    request.log_histogram = req.log_histogram;
-    request.saved_reductions = req.saved_reductions;
-    plan.request(id, request);
+  for (const auto* ids : {&req.tensors, &req.ratio_tensors}) {
+    for (auto id : *ids) {
+      if (id >= num_tensors) raise(status(error_code::invalid_argument, "tensor id out of range"));
+    }
   }
-  for (auto id : req.ratio_tensors) {
-    if (id >= num_tensors) raise(status(error_code::invalid_argument, "tensor id out of range"));
-    stats::statistics_request request;
-    request.moments = true;
-    request.histogram_bins = req.histogram_bins;
-    request.log_histogram = req.log_histogram;
-    request.saved_reductions = req.saved_reductions;
-    request.history_depth = 1;
-    plan.request(id, request);
-  }
+  report::statistics_plan_options what{.histogram_bins = req.histogram_bins,
+                                       .log_histogram = req.log_histogram,
+                                       .saved_reductions = req.saved_reductions,
+                                       .update_ratio = report::update_ratio_tensors::none};
+  plan::read_plan plan;
+  report::add_statistics_requests(plan, cat, req.tensors, what);
+  what.update_ratio = report::update_ratio_tensors::all;
+  report::add_statistics_requests(plan, cat, req.ratio_tensors, what);
   return plan;
 }
 
-nb::dict statistics(py_trial& t, const stats_request& req) {
+nb::dict statistics(py_catalog& t, const stats_request& req) {
   const auto options = make_options(req.device, req.step_begin, req.step_end);
   const auto plan = make_plan(t.catalog(), req);
   stats_columns columns;
@@ -559,7 +530,7 @@ nb::dict statistics(py_trial& t, const stats_request& req) {
 
 /// Run the pipeline and call `callback(step, mode, mode_step, columns)` once per saved step.
 /// A Python exception from the callback stops further calls and is re-raised at the end.
-void for_each_step(py_trial& t, const stats_request& req, nb::callable callback) {
+void for_each_step(py_catalog& t, const stats_request& req, nb::callable callback) {
   const auto options = make_options(req.device, req.step_begin, req.step_end);
   const auto plan = make_plan(t.catalog(), req);
   stats_columns columns;
@@ -590,22 +561,14 @@ using rule_specs =
 std::vector<pipeline::rule_invocation> make_invocations(const rule_specs& specs) {
   std::vector<pipeline::rule_invocation> invocations;
   for (const auto& [configuration_name, rule_name, params] : specs) {
-    pipeline::rule_invocation inv;
-    inv.configuration_name = configuration_name.empty() ? rule_name : configuration_name;
-    auto made = rules::make_rule(rule_name, params);
-    if (made) {
-      inv.rule = std::move(*made);
-    } else {
-      inv.error = made.error_status();
-    }
-    invocations.push_back(std::move(inv));
+    invocations.push_back(frontend::make_rule_invocation(configuration_name, rule_name, params));
   }
   return invocations;
 }
 
 nb::list rule_results_list(const std::vector<pipeline::rule_result>& results);
 
-nb::list evaluate_rules(py_trial& t,
+nb::list evaluate_rules(py_catalog& t,
                         const std::vector<std::tuple<std::string, std::string,
                                                      std::map<std::string, std::string>>>& specs,
                         const std::string& device, std::optional<int64_t> begin,
@@ -656,7 +619,7 @@ parse_rule_config(const std::string& text, const std::string& source) {
 
 // ---- visualisation (issue 11) ----------------------------------------------------------------
 
-nb::dict to_tensorboard(py_trial& t, const std::string& logdir, const std::vector<std::string>& collections,
+nb::dict to_tensorboard(py_catalog& t, const std::string& logdir, const std::vector<std::string>& collections,
                         const std::vector<std::string>& regexes, bool overwrite, const std::string& device,
                         std::optional<int64_t> begin, std::optional<int64_t> end) {
   report::tensorboard_export_options e;
@@ -685,12 +648,12 @@ nb::dict to_tensorboard(py_trial& t, const std::string& logdir, const std::vecto
   return out;
 }
 
-nb::tuple write_report(py_trial& t, const std::string& path, const rule_specs& specs,
+nb::tuple write_report(py_catalog& t, const std::string& path, const rule_specs& specs,
                        const std::vector<std::string>& regexes, const std::string& device,
                        std::optional<int64_t> begin, std::optional<int64_t> end) {
   report::html_report_options r;
   r.pipeline = make_options(device, begin, end);
-  r.backend_description = unwrap(pipeline::resolve_backend(unwrap(pipeline::parse_device_choice(device)))).reason;
+  r.backend_description = unwrap(frontend::resolve_device(device)).reason;
   r.heatmap_regexes = regexes;
   std::vector<pipeline::rule_invocation> invocations = make_invocations(specs);
   std::vector<std::string> warnings;
@@ -723,56 +686,56 @@ NB_MODULE(_core, m) {
   static nb::exception<trialstat::error> core_error(m, "Error");
   (void)core_error;
 
-  nb::class_<py_trial>(m, "Catalog")
-      .def_static("open", &py_trial::open, "path"_a, "range_begin"_a = nb::none(),
+  nb::class_<py_catalog>(m, "Catalog")
+      .def_static("open", &py_catalog::open, "path"_a, "range_begin"_a = nb::none(),
                   "range_end"_a = nb::none())
-      .def("refresh", &py_trial::refresh)
-      .def("warnings", &py_trial::warnings)
-      .def_prop_ro("root", [](const py_trial& t) { return t.catalog().location(); })
-      .def("tensor_names", [](const py_trial& t) {
+      .def("refresh", &py_catalog::refresh)
+      .def("warnings", &py_catalog::warnings)
+      .def_prop_ro("root", [](const py_catalog& t) { return t.catalog().location(); })
+      .def("tensor_names", [](const py_catalog& t) {
         return std::vector<std::string>(t.catalog().tensor_names().begin(), t.catalog().tensor_names().end());
       })
-      .def("find_tensor", [](const py_trial& t, const std::string& n) { return t.catalog().find_tensor(n); })
-      .def("workers", [](const py_trial& t) {
+      .def("find_tensor", [](const py_catalog& t, const std::string& n) { return t.catalog().find_tensor(n); })
+      .def("workers", [](const py_catalog& t) {
         return std::vector<std::string>(t.catalog().workers().begin(), t.catalog().workers().end());
       })
-      .def("steps", [](const py_trial& t, int m, bool incomplete) {
+      .def("steps", [](const py_catalog& t, int m, bool incomplete) {
         return t.catalog().steps(static_cast<mode>(m), incomplete);
       }, "mode"_a, "include_incomplete"_a)
-      .def("step_table", [](const py_trial& t) {
+      .def("step_table", [](const py_catalog& t) {
         std::vector<std::tuple<int64_t, int, int64_t, int>> out;
         for (const auto& s : t.catalog().step_infos()) {
           out.emplace_back(s.step, static_cast<int>(s.mode), s.mode_step, static_cast<int>(s.workers.size()));
         }
         return out;
       })
-      .def("step_workers", [](const py_trial& t, int64_t step) {
+      .def("step_workers", [](const py_catalog& t, int64_t step) {
         std::vector<std::string> out;
         if (const auto* info = t.catalog().find_step(step)) {
           for (auto w : info->workers) out.emplace_back(t.catalog().workers()[w]);
         }
         return out;
       })
-      .def("global_step", [](const py_trial& t, int m, int64_t ms) {
+      .def("global_step", [](const py_catalog& t, int m, int64_t ms) {
         return t.catalog().global_step(static_cast<mode>(m), ms);
       })
-      .def("modes", [](const py_trial& t) {
+      .def("modes", [](const py_catalog& t) {
         std::vector<int> out;
         for (auto m : t.catalog().modes()) out.push_back(static_cast<int>(m));
         return out;
       })
-      .def("num_workers", [](const py_trial& t) { return t.catalog().num_workers(); })
-      .def("training_ended", [](const py_trial& t) { return t.catalog().training_ended(); })
-      .def("is_complete", [](const py_trial& t, int64_t s) { return t.catalog().is_complete(s); })
-      .def("last_complete_step", [](const py_trial& t) { return t.catalog().last_complete_step(); })
-      .def("num_entries", [](const py_trial& t) { return t.catalog().entries().size(); })
-      .def("tensor_names_at", &py_trial::tensor_names_at)
-      .def("tensor_names_in_mode", &py_trial::tensor_names_in_mode)
-      .def("tensor_steps", &py_trial::tensor_steps)
-      .def("entry", &py_trial::entry_info)
-      .def("read", &py_trial::read, "tensor"_a, "step"_a, "worker"_a, "reduction"_a = "",
+      .def("num_workers", [](const py_catalog& t) { return t.catalog().num_workers(); })
+      .def("training_ended", [](const py_catalog& t) { return t.catalog().training_ended(); })
+      .def("is_complete", [](const py_catalog& t, int64_t s) { return t.catalog().is_complete(s); })
+      .def("last_complete_step", [](const py_catalog& t) { return t.catalog().last_complete_step(); })
+      .def("num_entries", [](const py_catalog& t) { return t.catalog().entries().size(); })
+      .def("tensor_names_at", &py_catalog::tensor_names_at)
+      .def("tensor_names_in_mode", &py_catalog::tensor_names_in_mode)
+      .def("tensor_steps", &py_catalog::tensor_steps)
+      .def("entry", &py_catalog::entry_info)
+      .def("read", &py_catalog::read, "tensor"_a, "step"_a, "worker"_a, "reduction"_a = "",
            "abs"_a = false)
-      .def("collections", [](const py_trial& t) {
+      .def("collections", [](const py_catalog& t) {
         nb::list out;
         for (const auto& c : t.catalog().collections()) {
           nb::dict d;
@@ -803,15 +766,15 @@ NB_MODULE(_core, m) {
         }
         return out;
       })
-      .def("has_collections_file", [](const py_trial& t) { return t.catalog().has_collections_file(); })
-      .def("select", [](const py_trial& t, const std::vector<std::string>& collections,
+      .def("has_collections_file", [](const py_catalog& t) { return t.catalog().has_collections_file(); })
+      .def("select", [](const py_catalog& t, const std::vector<std::string>& collections,
                         const std::vector<std::string>& regexes) {
         return unwrap(t.catalog().select(collections, regexes));
       })
-      .def("in_collection", [](const py_trial& t, uint32_t id, const std::string& c) {
+      .def("in_collection", [](const py_catalog& t, uint32_t id, const std::string& c) {
         return t.catalog().in_collection(id, c);
       })
-      .def("statistics", [](py_trial& t, std::vector<uint32_t> tensors, std::vector<uint32_t> ratio_tensors,
+      .def("statistics", [](py_catalog& t, std::vector<uint32_t> tensors, std::vector<uint32_t> ratio_tensors,
                             std::optional<int64_t> begin, std::optional<int64_t> end,
                             const std::string& device, int bins, bool saved_reductions,
                             bool log_histogram) {
@@ -820,7 +783,7 @@ NB_MODULE(_core, m) {
         return statistics(t, req);
       }, "tensors"_a, "ratio_tensors"_a, "step_begin"_a.none(), "step_end"_a.none(), "device"_a,
          "histogram_bins"_a, "saved_reductions"_a, "log_histogram"_a = false)
-      .def("for_each_step", [](py_trial& t, std::vector<uint32_t> tensors, std::vector<uint32_t> ratio_tensors,
+      .def("for_each_step", [](py_catalog& t, std::vector<uint32_t> tensors, std::vector<uint32_t> ratio_tensors,
                                std::optional<int64_t> begin, std::optional<int64_t> end,
                                const std::string& device, int bins, bool saved_reductions,
                                nb::callable callback, bool log_histogram) {
@@ -843,9 +806,12 @@ NB_MODULE(_core, m) {
     return to_numpy(std::vector<double>(edges.begin(), edges.end()));
   }, "The 1549 ascending edges of the fixed log-scale histogram (float64; edge[774] = 0).");
   m.def("dtype_name", [](int t) { return std::string(dtype_name(static_cast<dtype>(t))); });
+  m.def("default_rule_names", [] {
+    const auto names = frontend::default_rule_names();
+    return std::vector<std::string>(names.begin(), names.end());
+  }, "The rules run when none is named (every built-in rule that needs no parameter).");
   m.def("backend_for", [](const std::string& device) {
-    const auto choice = unwrap(pipeline::parse_device_choice(device));
-    const auto resolved = unwrap(pipeline::resolve_backend(choice));
+    const auto resolved = unwrap(frontend::resolve_device(device));
     return std::make_pair(std::string(stats::backend_name(resolved.backend)), resolved.reason);
   });
 

@@ -60,9 +60,7 @@ int run_info(const std::string& path, const std::string& device) {
   }
   if (!trial.warnings().empty()) fmt::print("warnings:       {} (see stderr)\n", trial.warnings().size());
 
-  auto choice = pipeline::parse_device_choice(device);
-  if (!choice) return report_error(choice.error_status());
-  auto backend = pipeline::resolve_backend(*choice);
+  auto backend = frontend::resolve_device(device);
   if (!backend) return report_error(backend.error_status());
   fmt::print("backend:        {}\n", backend->reason);
   return 0;

@@ -28,9 +28,7 @@ struct report_options {
 };
 
 int run_report(const report_options& o) {
-  auto choice = pipeline::parse_device_choice(o.device);
-  if (!choice) return report_error(choice.error_status());
-  auto resolved = pipeline::resolve_backend(*choice);
+  auto resolved = frontend::resolve_device(o.device);
   if (!resolved) return report_error(resolved.error_status());
   report::html_report_options r;
   r.pipeline.backend = resolved->backend;
@@ -42,13 +40,13 @@ int run_report(const report_options& o) {
   r.max_points = o.max_points;
   r.max_heatmap_steps = o.max_heatmap_steps;
   r.heatmap_regexes = o.regexes;
-  auto invocations = make_rule_invocations(o.config, o.rule_names, o.params, o.order);
-  if (!invocations) return report_error(invocations.error_status());
+  auto configs = rule_configs_from_flags(o.config, o.rule_names, o.params, o.order);
+  if (!configs) return report_error(configs.error_status());
   auto opened = open_trial(o.trial);
   if (!opened) return report_error(opened.error_status());
   auto progress = make_progress(o.progress, "report");
   r.pipeline.progress = progress.get();
-  auto summary = report::write_html_report(*opened, std::move(*invocations), r, o.output, [](const status& s) {
+  auto summary = report::write_html_report(*opened, frontend::make_rule_invocations(*configs), r, o.output, [](const status& s) {
     fmt::print(stderr, "warning: {}\n", s.to_string());
   });
   if (!summary) return report_error(summary.error_status());

@@ -22,7 +22,7 @@ struct rules_options {
   std::string steps;
   std::string format = "table";
   std::string device = "auto";
-  int64_t pinned_mb = 256;  // --pinned-mb: CUDA staging memory
+  int64_t pinned_mb = frontend::default_pinned_mb;  // --pinned-mb: CUDA staging memory
   std::size_t max_findings = 20;
   progress_mode progress = progress_mode::automatic;
   bool strict = false;  // --strict: an unreadable record is an error (exit 2)
@@ -31,18 +31,14 @@ struct rules_options {
 int run_rules(const rules_options& o) {
   auto format = report::parse_output_format(o.format);
   if (!format) return report_error(format.error_status());
-  auto options = make_pipeline_options(o.device);
+  auto options = frontend::make_pipeline_options({o.device, o.pinned_mb});
   if (!options) return report_error(options.error_status());
-  if (o.pinned_mb < 1 || o.pinned_mb > (int64_t{1} << 20)) {
-    return report_error(status(error_code::invalid_argument, "--pinned-mb must be in [1, 1048576]"));
-  }
-  options->pinned_pool_bytes = static_cast<std::size_t>(o.pinned_mb) << 20;
   options->strict = o.strict;
   if (status s = apply_step_range(o.steps, *options); !s.ok()) return report_error(s);
 
-  auto made = make_rule_invocations(o.config, o.rule_names, o.params, o.order);
-  if (!made) return report_error(made.error_status());
-  std::vector<pipeline::rule_invocation> invocations = std::move(*made);
+  auto configs = rule_configs_from_flags(o.config, o.rule_names, o.params, o.order);
+  if (!configs) return report_error(configs.error_status());
+  std::vector<pipeline::rule_invocation> invocations = frontend::make_rule_invocations(*configs);
 
   auto opened = open_trial(o.trial);
   if (!opened) return report_error(opened.error_status());
@@ -64,7 +60,7 @@ void add_rules_command(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "rules",
       "Evaluate smdebug built-in rules; exit 0 no issues, 1 issues found, 2 error. Without "
-      "--rule/--config: " + fmt::format("{}", fmt::join(default_rule_names(), ", ")));
+      "--rule/--config: " + fmt::format("{}", fmt::join(frontend::default_rule_names(), ", ")));
   auto o = std::make_shared<rules_options>();
   cmd->add_option("trial", o->trial, "Trial folder or s3://bucket/prefix")->required();
   add_source_options(cmd);

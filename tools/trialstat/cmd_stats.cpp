@@ -24,7 +24,7 @@ struct stats_options {
   std::string steps;
   std::string format = "table";
   std::string device = "auto";
-  int64_t pinned_mb = 256;  // --pinned-mb: CUDA staging memory
+  int64_t pinned_mb = frontend::default_pinned_mb;  // --pinned-mb: CUDA staging memory
   int bins = stats::default_histogram_bins;
   bool no_reductions = false;
   bool log_hist = false;  // --log-hist: fixed log-scale histograms (JSON only)
@@ -42,12 +42,8 @@ int run_stats(const stats_options& o) {
     return report_error(status(error_code::invalid_argument,
                                "--log-hist is written only with --format json (key \"log_hist\")"));
   }
-  auto options = make_pipeline_options(o.device);
+  auto options = frontend::make_pipeline_options({o.device, o.pinned_mb});
   if (!options) return report_error(options.error_status());
-  if (o.pinned_mb < 1 || o.pinned_mb > (int64_t{1} << 20)) {
-    return report_error(status(error_code::invalid_argument, "--pinned-mb must be in [1, 1048576]"));
-  }
-  options->pinned_pool_bytes = static_cast<std::size_t>(o.pinned_mb) << 20;
   if (status s = apply_step_range(o.steps, *options); !s.ok()) return report_error(s);
   auto opened = open_trial(o.trial);
   if (!opened) return report_error(opened.error_status());
@@ -56,7 +52,9 @@ int run_stats(const stats_options& o) {
   auto selected = report::select_tensors(trial, o.collections, o.regexes);
   if (!selected) return report_error(selected.error_status());
   const plan::read_plan plan =
-      report::statistics_plan(trial, *selected, o.bins, o.log_hist, !o.no_reductions);
+      report::statistics_plan(trial, *selected,
+                              {.histogram_bins = o.bins, .log_histogram = o.log_hist,
+                               .saved_reductions = !o.no_reductions});
   auto progress = make_progress(o.progress, "stats");
   options->progress = progress.get();
 

@@ -21,7 +21,7 @@ struct tensorboard_options {
 };
 
 int run_tensorboard(const tensorboard_options& o) {
-  auto options = make_pipeline_options(o.device);
+  auto options = frontend::make_pipeline_options(o.device);
   if (!options) return report_error(options.error_status());
   if (status s = apply_step_range(o.steps, *options); !s.ok()) return report_error(s);
   auto opened = open_trial(o.trial);

@@ -20,10 +20,6 @@
 namespace trialstat::cli {
 namespace {
 
-/// As `trialstat rules`: every built-in rule that needs no parameter.
-const std::vector<std::string> default_watch_rules = {
-    "VanishingGradient", "ExplodingTensor", "WeightUpdateRatio", "LossNotDecreasing", "DeadRelu"};
-
 struct watch_cli_options {
   std::string trial;
   std::string config;
@@ -48,15 +44,6 @@ struct watch_cli_options {
 
 volatile std::sig_atomic_t interrupted_flag = 0;
 extern "C" void on_interrupt(int) { interrupted_flag = 1; }
-
-/// --rule/--param flags as watched rules (actions come from the command-line action flags).
-result<std::vector<live::watch_rule>> rules_from_flags(const watch_cli_options& o) {
-  auto specs = parse_rule_flags(o.rule_names, o.params, o.order);
-  if (!specs) return specs.error_status();
-  std::vector<live::watch_rule> out;
-  for (const auto& [name, params] : *specs) out.push_back({make_rule_invocation(name, name, params), {}});
-  return out;
-}
 
 /// Text output: one line per event worth a human's attention.
 class text_printer {
@@ -109,26 +96,17 @@ class text_printer {
 int run_watch(const watch_cli_options& o) {
   auto format = report::parse_output_format(o.format);
   if (!format) return report_error(format.error_status());
-  auto pipeline_options = make_pipeline_options(o.device);
+  auto pipeline_options = frontend::make_pipeline_options(o.device);
   if (!pipeline_options) return report_error(pipeline_options.error_status());
   if (o.poll_ms < 1) return report_error(status(error_code::invalid_argument, "--poll-ms must be at least 1"));
 
+  // Each rule keeps its config's actions (flags and default rules have none).
+  auto configs = rule_configs_from_flags(o.config, o.rule_names, o.params, o.order);
+  if (!configs) return report_error(configs.error_status());
   std::vector<live::watch_rule> watch_rules;
-  if (!o.config.empty()) {
-    auto configs = rules::load_rule_config(o.config);
-    if (!configs) return report_error(configs.error_status());
-    for (const auto& c : *configs) {
-      watch_rules.push_back(
-          {make_rule_invocation(c.configuration_name, c.rule_name, c.parameters), c.actions});
-    }
-  }
-  auto flagged = rules_from_flags(o);
-  if (!flagged) return report_error(flagged.error_status());
-  for (auto& r : *flagged) watch_rules.push_back(std::move(r));
-  if (watch_rules.empty()) {
-    for (const auto& name : default_watch_rules) {
-      watch_rules.push_back({make_rule_invocation(name, name, {}), {}});
-    }
+  for (const auto& c : *configs) {
+    watch_rules.push_back(
+        {frontend::make_rule_invocation(c.configuration_name, c.rule_name, c.parameters), c.actions});
   }
 
   // Command-line actions apply to every rule that does not set its own.

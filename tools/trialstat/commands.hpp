@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "trialstat/frontend/device_options.hpp"
+#include "trialstat/frontend/rule_invocations.hpp"
 #include "trialstat/pipeline/rule_runner.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 #include "trialstat/progress.hpp"
@@ -68,18 +70,11 @@ void add_rule_flags(CLI::App* cmd, std::vector<std::string>* rule_names,
 /// For an S3 trial, print what was transferred (requests, bytes, retries) to stderr.
 void report_transfers(const trial::catalog& trial);
 
-/// Resolve `--device`, returning pipeline options for it. Errors: invalid_argument.
-[[nodiscard]] result<pipeline::pipeline_options> make_pipeline_options(const std::string& device);
-
-/// Build a rule by name; a failure is kept in the invocation (the rule's status becomes Error).
-[[nodiscard]] pipeline::rule_invocation make_rule_invocation(const std::string& configuration_name,
-                                                             const std::string& rule_name,
-                                                             const rules::rule_parameters& params);
-
 /// `--rule A --param k=v --rule B ...` (options in command-line `order`, "rule"/"param"): each
-/// --param belongs to the --rule before it. Errors: invalid_argument for a --param before any
-/// --rule or without `key=value`.
-[[nodiscard]] result<std::vector<std::pair<std::string, rules::rule_parameters>>> parse_rule_flags(
+/// --param belongs to the --rule before it; each rule's configuration name is its name, and it
+/// has no actions. Errors: invalid_argument for a --param before any --rule or without
+/// `key=value`.
+[[nodiscard]] result<std::vector<rules::rule_config_entry>> parse_rule_flags(
     const std::vector<std::string>& rule_names, const std::vector<std::string>& params,
     const std::vector<std::string>& order);
 
@@ -87,15 +82,10 @@ void report_transfers(const trial::catalog& trial);
 /// to stderr. Returns the number of distinct records.
 std::size_t report_skipped(std::span<const pipeline::rule_result> results);
 
-
-/// Rules run when neither --rule nor --config is given: every built-in rule that needs no
-/// parameter (the others need a tensor selection or a second trial).
-[[nodiscard]] const std::vector<std::string>& default_rule_names();
-
-/// The rules of `trialstat rules` / `report`: those of `config_path` (a SageMaker rule config;
-/// "" = none), then those of --rule/--param (see parse_rule_flags), else the default rules.
-/// Errors: the config's load errors; parse_rule_flags's.
-[[nodiscard]] result<std::vector<pipeline::rule_invocation>> make_rule_invocations(
+/// The rules of `trialstat rules` / `report` / `watch`: those of `config_path` (a SageMaker rule
+/// config with its actions; "" = none), then those of --rule/--param (see parse_rule_flags),
+/// else frontend::default_rule_configs(). Errors: the config's load errors; parse_rule_flags's.
+[[nodiscard]] result<std::vector<rules::rule_config_entry>> rule_configs_from_flags(
     const std::string& config_path, const std::vector<std::string>& rule_names,
     const std::vector<std::string>& params, const std::vector<std::string>& order);
 

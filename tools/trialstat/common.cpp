@@ -11,6 +11,7 @@
 #include "tools/trialstat/commands.hpp"
 #include "trialstat/distributed/catalog_group.hpp"
 #include "trialstat/distributed/world.hpp"
+#include "trialstat/frontend/open_catalog.hpp"
 #include "trialstat/rules/rule_config.hpp"
 
 namespace trialstat::cli {
@@ -122,7 +123,7 @@ void add_rule_flags(CLI::App* cmd, std::vector<std::string>* rule_names,
                     std::function<void()> run) {
   auto* rule_opt = cmd->add_option("--rule", *rule_names,
                                    "Built-in rule name, e.g. VanishingGradient (repeatable); default: " +
-                                       fmt::format("{}", fmt::join(default_rule_names(), ", ")));
+                                       fmt::format("{}", fmt::join(frontend::default_rule_names(), ", ")));
   auto* param_opt = cmd->add_option("--param", *params, "key=value for the preceding --rule (repeatable)");
   cmd->callback([=] {
     for (const CLI::Option* opt : cmd->parse_order()) {
@@ -150,43 +151,20 @@ result<trial::catalog> open_trial(const std::string& path) {
   if (!catalog) return catalog;
   if (distributed::world().rank() != 0) return catalog;  // rank 0 reports them once
   for (const auto& warning : catalog->warnings()) {
-    fmt::print(stderr, "warning: {}: {}\n", warning.file.string(), warning.problem.to_string());
+    fmt::print(stderr, "warning: {}\n", frontend::load_warning_text(warning));
   }
   return catalog;
 }
 
-result<pipeline::pipeline_options> make_pipeline_options(const std::string& device) {
-  auto choice = pipeline::parse_device_choice(device);
-  if (!choice) return choice.error_status();
-  auto resolved = pipeline::resolve_backend(*choice);
-  if (!resolved) return resolved.error_status();
-  pipeline::pipeline_options options;
-  options.backend = resolved->backend;
-  return options;
-}
-
-pipeline::rule_invocation make_rule_invocation(const std::string& configuration_name,
-                                               const std::string& rule_name,
-                                               const rules::rule_parameters& params) {
-  pipeline::rule_invocation invocation;
-  invocation.configuration_name = configuration_name;
-  auto made = rules::make_rule(rule_name, params);
-  if (made) {
-    invocation.rule = std::move(*made);
-  } else {
-    invocation.error = made.error_status();
-  }
-  return invocation;
-}
-
-result<std::vector<std::pair<std::string, rules::rule_parameters>>> parse_rule_flags(
+result<std::vector<rules::rule_config_entry>> parse_rule_flags(
     const std::vector<std::string>& rule_names, const std::vector<std::string>& params,
     const std::vector<std::string>& order) {
-  std::vector<std::pair<std::string, rules::rule_parameters>> specs;
+  std::vector<rules::rule_config_entry> specs;
   std::size_t next_rule = 0, next_param = 0;
   for (const std::string& kind : order) {
     if (kind == "rule") {
-      specs.emplace_back(rule_names[next_rule++], rules::rule_parameters{});
+      rules::rule_config_entry& entry = specs.emplace_back();
+      entry.configuration_name = entry.rule_name = rule_names[next_rule++];
       continue;
     }
     const std::string& text = params[next_param++];
@@ -198,37 +176,25 @@ result<std::vector<std::pair<std::string, rules::rule_parameters>>> parse_rule_f
     if (eq == std::string::npos || eq == 0) {
       return status(error_code::invalid_argument, fmt::format("--param '{}': expected key=value", text));
     }
-    specs.back().second[text.substr(0, eq)] = text.substr(eq + 1);
+    specs.back().parameters[text.substr(0, eq)] = text.substr(eq + 1);
   }
   return specs;
 }
 
-const std::vector<std::string>& default_rule_names() {
-  static const std::vector<std::string> names = {"VanishingGradient", "ExplodingTensor",
-                                                 "WeightUpdateRatio", "LossNotDecreasing", "DeadRelu"};
-  return names;
-}
-
-result<std::vector<pipeline::rule_invocation>> make_rule_invocations(
+result<std::vector<rules::rule_config_entry>> rule_configs_from_flags(
     const std::string& config_path, const std::vector<std::string>& rule_names,
     const std::vector<std::string>& params, const std::vector<std::string>& order) {
-  std::vector<pipeline::rule_invocation> invocations;
+  std::vector<rules::rule_config_entry> configs;
   if (!config_path.empty()) {
-    auto configs = rules::load_rule_config(config_path);
-    if (!configs) return configs.error_status();
-    for (const auto& c : *configs) {
-      invocations.push_back(make_rule_invocation(c.configuration_name, c.rule_name, c.parameters));
-    }
+    auto loaded = rules::load_rule_config(config_path);
+    if (!loaded) return loaded.error_status();
+    configs = std::move(*loaded);
   }
-  auto specs = parse_rule_flags(rule_names, params, order);
-  if (!specs) return specs.error_status();
-  for (const auto& [name, rule_params] : *specs) {
-    invocations.push_back(make_rule_invocation(name, name, rule_params));
-  }
-  if (invocations.empty()) {
-    for (const auto& name : default_rule_names()) invocations.push_back(make_rule_invocation(name, name, {}));
-  }
-  return invocations;
+  auto flagged = parse_rule_flags(rule_names, params, order);
+  if (!flagged) return flagged.error_status();
+  for (auto& entry : *flagged) configs.push_back(std::move(entry));
+  if (configs.empty()) return frontend::default_rule_configs();
+  return configs;
 }
 
 void add_progress_flags(CLI::App* cmd, progress_mode* mode) {

@@ -55,13 +55,34 @@ inline constexpr double update_ratio_epsilon = 1e-9;
     const trial::catalog& trial, std::span<const std::string> collections,
     std::span<const std::string> regexes);
 
-/// @brief The read plan of `trialstat stats` for `tensors`: moments, `histogram_bins` bins
-/// (0: none), the log-scale histogram when asked, saved reductions when asked, and one step of
-/// history for tensors of the `weights` and `biases` collections (`update_ratio`).
+/// @brief Which tensors of a statistics plan get the weight-update ratio (one step of history,
+/// `update_ratio`).
+enum class update_ratio_tensors : uint8_t {
+  none,                ///< no tensor
+  weights_and_biases,  ///< tensors of the `weights` and `biases` collections (the default)
+  all,                 ///< every tensor of the plan
+};
+
+/// @brief What a statistics plan computes for each tensor.
+struct statistics_plan_options {
+  int histogram_bins = 0;        ///< fixed-bin histogram bins (0: none)
+  bool log_histogram = false;    ///< the fixed log-scale histogram
+  bool saved_reductions = true;  ///< smdebug's saved reductions
+  update_ratio_tensors update_ratio = update_ratio_tensors::weights_and_biases;
+};
+
+/// @brief Add to `plan`, for each of `tensors`, the statistics of a row of `trialstat stats`
+/// (and of the C API's and Python's statistics): moments, plus what `options` asks. Requests
+/// for a tensor already in `plan` merge with it.
+void add_statistics_requests(plan::read_plan& plan, const trial::catalog& trial,
+                             std::span<const trial::tensor_id> tensors,
+                             const statistics_plan_options& options);
+
+/// @brief The read plan of `trialstat stats` (and `tensorboard`, `report`, the C API and
+/// Python) for `tensors`: add_statistics_requests into an empty plan.
 [[nodiscard]] plan::read_plan statistics_plan(const trial::catalog& trial,
                                               std::span<const trial::tensor_id> tensors,
-                                              int histogram_bins, bool log_histogram,
-                                              bool saved_reductions);
+                                              const statistics_plan_options& options);
 
 /// @brief Streams statistics rows to a C stream (buffered; not thread-safe).
 class statistics_writer {

@@ -77,8 +77,7 @@ def builtin_rule_names():
 
 def default_rules():
     """The rules ``trialstat rules`` runs without --rule/--config (no parameter needed)."""
-    return ["VanishingGradient", "ExplodingTensor", "WeightUpdateRatio", "LossNotDecreasing",
-            "DeadRelu"]
+    return list(_core.default_rule_names())
 
 
 def _param_text(value):

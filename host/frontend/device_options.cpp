@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "trialstat/frontend/device_options.hpp"
+
+#include <fmt/format.h>
+
+namespace trialstat::frontend {
+
+result<pipeline::resolved_backend> resolve_device(std::string_view device) {
+  auto choice = pipeline::parse_device_choice(device);
+  if (!choice) return choice.error_status();
+  return pipeline::resolve_backend(*choice);
+}
+
+result<pipeline::pipeline_options> make_pipeline_options(const device_options& options) {
+  auto resolved = resolve_device(options.device);
+  if (!resolved) return resolved.error_status();
+  if (options.pinned_mb < 1 || options.pinned_mb > max_pinned_mb) {
+    return status(error_code::invalid_argument,
+                  fmt::format("--pinned-mb must be in [1, {}]", max_pinned_mb));
+  }
+  pipeline::pipeline_options out;
+  out.backend = resolved->backend;
+  out.pinned_pool_bytes = static_cast<std::size_t>(options.pinned_mb) << 20;
+  return out;
+}
+
+result<pipeline::pipeline_options> make_pipeline_options(std::string_view device) {
+  return make_pipeline_options(device_options{std::string(device), default_pinned_mb});
+}
+
+}  // namespace trialstat::frontend
