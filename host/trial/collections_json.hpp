@@ -25,7 +25,8 @@ struct parsed_collections {
   std::vector<std::vector<name_regex>> include_regexes;
   /// `_meta.num_workers` when it is an integer in [1, 2^30); nullopt when absent or invalid.
   std::optional<int> num_workers;
-  /// Problems met, in file order; every message starts with "collections file <file_name>: ".
+  /// Problems met: the top level's, `_meta`'s, then each collection's in file order; every
+  /// message starts with "collections file <file_name>: ".
   std::vector<status> warnings;
 };
 
