@@ -36,7 +36,7 @@ status catalog::state::list_files(std::string_view sub, std::vector<std::string>
 /// bytes, as simdjson needs) were read by the source, or the error reading it met, into
 /// `scratch`.
 detail::index_outcome catalog::state::parse_index_file(const result<std::span<const std::byte>>& bytes,
-                                       detail::index_json_parser& parser) {
+                                                       detail::index_json_parser& parser) {
   using kind = detail::index_outcome::kind;
   if (!bytes.has_value()) return {kind::read_failed, bytes.error_status()};
   const std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
@@ -46,7 +46,8 @@ detail::index_outcome catalog::state::parse_index_file(const result<std::span<co
 }
 
 /// Load one index file from its parse outcome (its parsed form in `scratch`).
-bool catalog::state::load_index_file(const std::string& rel, const step_file_name& name, const detail::index_outcome& outcome) {
+bool catalog::state::load_index_file(const std::string& rel, const step_file_name& name,
+                                     const detail::index_outcome& outcome) {
   using kind = detail::index_outcome::kind;
   if (outcome.what == kind::read_failed) {
     warn(rel, outcome.problem.code(), fmt::format("index file {}: cannot read: {}", rel, outcome.problem.message()));
@@ -147,7 +148,8 @@ status catalog::state::load_collections() {
 /// exchange's; invalid_argument when another process listed other files; data_loss for a
 /// malformed share. Files loaded before an error stay loaded.
 template <typename Load>
-status catalog::state::load_shared(std::span<const std::string> to_load, detail::index_json_parser& parser, const Load& load) {
+status catalog::state::load_shared(std::span<const std::string> to_load, detail::index_json_parser& parser,
+                                   const Load& load) {
   const load_group& group = *options.group;
   const uint64_t fingerprint = detail::listing_fingerprint(to_load);
   const detail::share_bounds mine = detail::share_of(to_load.size(), group.rank, group.size);

@@ -90,7 +90,8 @@ TEST(CollectionsJson, NotAnObjectLoadsNothing) {
 
 TEST(CollectionsJson, NumWorkersMustBeAPositiveInteger) {
   for (const std::string_view n : {"0", "-1", "1.5", "\"2\"", "null", "1073741824"}) {
-    const auto p = parse_collections_json(R"({"collections": {}, "_meta": {"num_workers": )" + std::string(n) + "}}", file);
+    const auto p =
+        parse_collections_json(R"({"collections": {}, "_meta": {"num_workers": )" + std::string(n) + "}}", file);
     EXPECT_EQ(messages(p), std::vector<std::string>{prefixed("_meta.num_workers: expected a positive integer")}) << n;
     EXPECT_EQ(p.warnings[0].code(), error_code::data_loss);
     EXPECT_FALSE(p.num_workers.has_value()) << n;
@@ -103,7 +104,8 @@ TEST(CollectionsJson, NumWorkersMustBeAPositiveInteger) {
 }
 
 TEST(CollectionsJson, CollectionsMustBeAnObject) {
-  for (const std::string_view text : {R"({"_meta": {"num_workers": 2}})", R"({"collections": [], "_meta": {"num_workers": 2}})"}) {
+  for (const std::string_view text :
+       {R"({"_meta": {"num_workers": 2}})", R"({"collections": [], "_meta": {"num_workers": 2}})"}) {
     const auto p = parse_collections_json(text, file);
     EXPECT_EQ(messages(p), std::vector<std::string>{prefixed("\"collections\": expected an object")}) << text;
     EXPECT_EQ(p.num_workers, 2);  // read before
@@ -162,7 +164,8 @@ TEST(CollectionsJson, MistypedFieldsKeepTheirDefaults) {
 
 TEST(CollectionsJson, UnknownModesKeysAndNullsAreIgnored) {
   const auto p = parse_collections_json(
-      R"({"collections": {"c": {"extra": [1], "save_config": {"TRAINING": 1, "PREDICT": null}, "save_histogram": null, )"
+      R"({"collections": {"c": {"extra": [1], "save_config": {"TRAINING": 1, "PREDICT": null}, )"
+      R"("save_histogram": null, )"
       R"("reduction_config": null, "include_regex": null}}, "other": true})",
       file);
   EXPECT_TRUE(p.warnings.empty()) << testing::PrintToString(messages(p));
