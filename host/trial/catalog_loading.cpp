@@ -31,6 +31,20 @@ status catalog::state::list_files(std::string_view sub, std::vector<std::string>
   return detail::list_trial_keys(*source, options.group, sub, start_after, skip_folder, out);
 }
 
+std::optional<step_file_name> catalog::state::step_file_to_load(const std::string& rel, std::string_view kind,
+                                                                std::string_view ext) {
+  if (!detail::has_extension(rel, ext)) return std::nullopt;
+  auto name = detail::parse_step_file_name(rel, ext);
+  if (!name) {
+    seen_files.insert(rel);
+    warn(rel, error_code::invalid_argument,
+         fmt::format("{} file {}: name does not match <step>_<worker>{}; ignored", kind, rel, ext));
+    return std::nullopt;
+  }
+  if (!in_range(name->step)) return std::nullopt;
+  return name;
+}
+
 // ---- index files ----
 /// Parse one index file whose bytes (`bytes`, followed by `io::record_padding_bytes` zero
 /// bytes, as simdjson needs) were read by the source, or the error reading it met, into
@@ -211,15 +225,8 @@ result<std::size_t> catalog::state::load_pass() {
   std::vector<step_file_name> names;
   for (auto& rel : files) {
     if (seen(rel)) continue;
-    if (!detail::has_extension(rel, ".json")) continue;  // *.tmp (being written), *.csv, others
-    const auto name = detail::parse_step_file_name(rel, ".json");
-    if (!name) {
-      seen_files.insert(rel);
-      warn(rel, error_code::invalid_argument,
-           fmt::format("index file {}: name does not match <step>_<worker>.json; ignored", rel));
-      continue;
-    }
-    if (!in_range(name->step)) continue;
+    const auto name = step_file_to_load(rel, "index", ".json");  // not *.tmp (being written), *.csv, others
+    if (!name) continue;
     names.push_back(*name);
     to_load.push_back(std::move(rel));  // taken: into taken_index_keys after the load
   }
@@ -269,15 +276,8 @@ result<std::size_t> catalog::state::load_pass() {
     }
     for (const auto& rel : files) {
       if (!seen_files.empty() && seen_files.contains(rel)) continue;  // event files: not index keys
-      if (!detail::has_extension(rel, ".tfevents")) continue;  // *.tmp and anything else
-      const auto name = detail::parse_step_file_name(rel, ".tfevents");
-      if (!name) {
-        seen_files.insert(rel);
-        warn(rel, error_code::invalid_argument,
-             fmt::format("event file {}: name does not match <step>_<worker>.tfevents; ignored", rel));
-        continue;
-      }
-      if (!in_range(name->step)) continue;
+      const auto name = step_file_to_load(rel, "event", ".tfevents");  // not *.tmp or anything else
+      if (!name) continue;
       if (const auto w = table.worker_ids.find(name->worker); w != table.worker_ids.end()) {
         // Covered by an index file: nothing to scan (and no need to remember it).
         if (table.block_of.contains({name->step, w->second})) continue;

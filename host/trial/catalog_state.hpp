@@ -98,6 +98,11 @@ struct catalog::state {
   /// The trial-relative keys under `sub` (detail::list_trial_keys with this trial's group).
   status list_files(std::string_view sub, std::vector<std::string>& out, std::string_view start_after = {},
                     const io::folder_filter& skip_folder = {}) const;
+  /// The step and worker of a listed index or event file (`kind` "index" or "event", `ext`
+  /// ".json" or ".tfevents") to load: nullopt for another extension, a step outside the range, or
+  /// a name that does not parse (then remembered as seen, with an invalid_argument warning).
+  std::optional<detail::step_file_name> step_file_to_load(const std::string& rel, std::string_view kind,
+                                                          std::string_view ext);
   status load_collections();
   void load_collections_file(const std::string& rel);
   detail::index_outcome parse_index_file(const result<std::span<const std::byte>>& bytes,
