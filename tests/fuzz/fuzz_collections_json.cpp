@@ -1,67 +1,49 @@
 // SPDX-License-Identifier: Apache-2.0
-// libFuzzer target: collections JSON (the catalog's collections loader, host/trial/catalog.cpp).
-// The input replaces the collections file of a small trial written by trialstat's writer. The
-// trial must still load (a bad collections file is a warning, never a failure) with all of its
-// tensors; every collection loaded is found by name, and selecting it (its include_regex
-// compiled and run over every tensor name) gives tensors of the trial or invalid_argument.
+// libFuzzer target: collections JSON (host/trial/collections_json.cpp, the parser the catalog
+// calls for a trial's collections file). The input is one collections file, parsed directly (no
+// trial is written or opened). The parser never fails: every problem is a warning with a code
+// and a message naming the file; there is one list of compiled include_regex patterns per
+// collection, no more patterns than the collection lists; `_meta.num_workers` is positive when
+// taken; and every compiled pattern, run over the tensor names of the fuzz sample trial, matches,
+// does not match, or is refused with invalid_argument (never a crash).
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
-#include <string>
+#include <string_view>
 
+#include "host/trial/collections_json.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
-#include "tests/fuzz/fuzz_files.hpp"
-#include "tests/fuzz/sample_trial.hpp"
 #include "trialstat/trial/catalog.hpp"
-#include "trialstat/writer/trial_writer.hpp"
 
-namespace fs = std::filesystem;
 using namespace trialstat;
 
 namespace {
 
-fs::path trial_root;
-fs::path collections_file;
-std::size_t tensors_expected = 0;
+constexpr std::string_view file_name = "collections/000000000/worker_0_collections.json";
+
+// The tensor names of tests/fuzz/sample_trial.cpp, and the empty name.
+constexpr std::string_view tensor_names[] = {
+    "MLP_fc1.weight", "gradient/MLP_fc1.weight", "conv1.weight", "loss_output_0", "relu_output0",
+    "labels", "mask", "tokens", "empty", "", "smdebug/reductions/abs_max/MLP_fc1.weight"};
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  trial_root = fuzz::make_scratch_folder("trialstat_fuzz_collections_");
-  FUZZ_CHECK(!trial_root.empty(), "cannot create a scratch folder");
-  const status s = fuzz::write_sample_trial(trial_root);
-  FUZZ_CHECK(s.ok(), s.to_string());
-  collections_file = trial_root / writer::trial_writer::collections_file_path(fuzz::sample_worker);
-  auto cat = trial::catalog::open(trial_root.string());
-  FUZZ_CHECK(cat.has_value(), cat.error_status().to_string());
-  tensors_expected = cat->tensor_names().size();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
-  {
-    std::ofstream out(collections_file, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
-    FUZZ_CHECK(static_cast<bool>(out), "cannot write the collections file");
+  const trial::detail::parsed_collections parsed =
+      trial::detail::parse_collections_json(fuzz::as_text(data, size), file_name);
+  for (const status& w : parsed.warnings) {
+    FUZZ_CHECK(w.code() == error_code::data_loss || w.code() == error_code::invalid_argument, w.to_string());
+    FUZZ_CHECK(fuzz::starts_with(w.message(), "collections file collections/000000000/worker_0_collections.json: "),
+               "a warning that does not name the file: " + w.message());
   }
-  auto cat = trial::catalog::open(trial_root.string());
-  FUZZ_CHECK(cat.has_value(), cat.error_status().to_string());
-  FUZZ_CHECK(cat->tensor_names().size() == tensors_expected, "a collections file changed the tensors");
-  FUZZ_CHECK(cat->has_collections_file(), "the collections file was not read");
-  for (const auto& w : cat->warnings()) {
-    FUZZ_CHECK(!w.problem.ok() && !w.problem.message().empty(), "a warning without a message");
-  }
-  for (const trial::collection& c : cat->collections()) {
-    FUZZ_CHECK(cat->find_collection(c.name) != nullptr, "a loaded collection is not found by name");
-    const std::string names[] = {c.name};
-    const auto selected = cat->select(names, {});
-    if (!selected.has_value()) {
-      FUZZ_CHECK(selected.error_status().code() == error_code::invalid_argument,
-                 selected.error_status().to_string());
-      continue;
-    }
-    for (const trial::tensor_id id : *selected) {
-      FUZZ_CHECK(id < cat->tensor_names().size(), "selected a tensor the trial does not have");
+  FUZZ_CHECK(!parsed.num_workers || *parsed.num_workers >= 1, "a non-positive num_workers taken");
+  FUZZ_CHECK(parsed.include_regexes.size() == parsed.collections.size(), "regex lists and collections differ");
+  for (std::size_t i = 0; i < parsed.collections.size(); ++i) {
+    FUZZ_CHECK(parsed.include_regexes[i].size() <= parsed.collections[i].include_regex.size(),
+               "more compiled patterns than listed");
+    for (const auto& name : tensor_names) {
+      const auto found = trial::find_any(parsed.include_regexes[i], name);
+      if (!found) {
+        FUZZ_CHECK(found.error_status().code() == error_code::invalid_argument, found.error_status().to_string());
+      }
     }
   }
   return 0;

@@ -462,6 +462,25 @@ TEST(CatalogScan, TmpFilesAreIgnored) {
   EXPECT_EQ(cat.find_step(65), nullptr);
 }
 
+TEST(CatalogScan, BadFileNamesWarnOnceAndAreIgnored) {
+  scratch_dir scratch("catalog_bad_names");
+  const fs::path root = scratch.path / "trial";
+  write_text(root / "index/000000000/worker_0.json", "{}");
+  write_text(root / "events/000000000000/step0_worker_0.tfevents", "x");
+  auto cat = catalog::open(root).value();
+  ASSERT_EQ(cat.warnings().size(), 2u) << warnings_text(cat);
+  EXPECT_EQ(cat.warnings()[0].problem.code(), error_code::invalid_argument);
+  EXPECT_EQ(cat.warnings()[0].problem.message(),
+            "index file index/000000000/worker_0.json: name does not match <step>_<worker>.json; ignored");
+  EXPECT_EQ(cat.warnings()[1].problem.code(), error_code::invalid_argument);
+  EXPECT_EQ(cat.warnings()[1].problem.message(),
+            "event file events/000000000000/step0_worker_0.tfevents: name does not match "
+            "<step>_<worker>.tfevents; ignored");
+  EXPECT_TRUE(cat.step_infos().empty());
+  EXPECT_EQ(cat.refresh().value(), 0u);
+  EXPECT_EQ(cat.warnings().size(), 2u) << warnings_text(cat);  // remembered: not warned again
+}
+
 TEST(CatalogScan, IndexArrivingAfterItsEventFileReplacesTheScan) {
   TRIALSTAT_REQUIRE_SHARED_TRIALS(golden);
   const int64_t step = 10;

@@ -16,10 +16,11 @@ import os
 from abc import ABC, abstractmethod
 
 from . import _core
+from ._refresh import no_refresh
+from ._steps import step_selection
 from .exceptions import (NoMoreProfilerData, RuleEvaluationConditionMet, StepUnavailable,
                          TensorUnavailable, TensorUnavailableForStep, catching, from_core_error)
 from .modes import GLOBAL, ModeKeys
-from .trial import _step_selection, no_refresh
 
 __all__ = ["Finding", "RuleResult", "SkippedRecord", "builtin_rule_names", "default_rules", "evaluate",
            "Rule", "RequiredTensors", "RequiredTensorsForTrial", "invoke_rule", "StatsRule",
@@ -142,7 +143,7 @@ def evaluate(trial, rules=None, config=None, steps=None, device="auto", strict=F
     if rules is None and config is None:
         rules = default_rules()
     specs = _specs(rules, config)
-    begin, end, _ = _step_selection(steps)
+    begin, end, _ = step_selection(steps)
     trial.maybe_refresh()
     try:
         raw = trial._core.evaluate_rules(specs, device, begin, end, strict)

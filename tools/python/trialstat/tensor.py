@@ -9,6 +9,7 @@ reductions that were not saved are computed from the raw value with numpy (reduc
 import numpy as np
 
 from . import _core
+from ._steps import StepState
 from .exceptions import (InvalidWorker, ShapeUnavailableForStep, SMDebugNotImplementedError,
                          StepNotYetAvailable, StepUnavailable, TensorUnavailableForStep,
                          from_core_error)
@@ -82,7 +83,6 @@ class Tensor:
             g = t._global_of(step, mode)
             workers = self._index().get(g) if g is not None else None
         if not workers:
-            from .trial import StepState
             state = t._step_state(step, mode)
             if state == StepState.AVAILABLE:
                 raise TensorUnavailableForStep(self.name, step, mode)

@@ -17,7 +17,6 @@ tools/python/README.md "Differences from smdebug"):
     and logs what it waits for while it waits (smdebug waits silently, without a bound).
 """
 import bisect
-import contextlib
 import copy
 import json
 import logging
@@ -28,12 +27,14 @@ import time
 import numpy as np
 
 from . import _core
-from ._smdebug_interop import SmdebugEqualEnum
+from ._refresh import no_refresh, refresh
+from ._steps import StepState, step_selection
 from .exceptions import (MissingCollectionFiles, NoMoreData, StepUnavailable, TensorUnavailable,
                          SMDebugNotImplementedError, SMDebugTypeError, SMDebugValueError,
                          WaitTimeout, from_core_error)
 from .modes import GLOBAL, ModeKeys, to_mode
 from .tensor import Tensor
+from .visual import to_tensorboard
 
 __all__ = ["Trial", "LocalTrial", "create_trial", "StepState", "Collection", "no_refresh",
            "refresh"]
@@ -49,13 +50,6 @@ _LOG_HIST_COLUMNS = ["log_hist_nan", "log_hist_pos_inf", "log_hist_neg_inf", "lo
 
 _STAT_COLUMNS = ["numel", "nan_count", "pos_inf_count", "neg_inf_count", "zero_count", "min",
                  "max", "mean", "variance", "std", "sum", "l1", "l2", "linf", "mean_abs"]
-
-
-class StepState(SmdebugEqualEnum):
-    """smdebug.core.tensor.StepState; members equal and hash like smdebug's of the same name."""
-    UNAVAILABLE = 0
-    AVAILABLE = 1
-    NOT_YET_AVAILABLE = 2
 
 
 class Collection:
@@ -544,7 +538,6 @@ class Trial:
                        device="auto"):
         """TensorBoard event files of this trial's statistics (trialstat.visual.to_tensorboard,
         the engine of ``trialstat tensorboard``)."""
-        from .visual import to_tensorboard
         return to_tensorboard(self, logdir, collection, regex, steps, overwrite, device)
 
     def stats(self, collection=None, regex=None, steps=None, mode=None, device="auto",
@@ -583,7 +576,7 @@ class Trial:
         """
         self.maybe_refresh()
         ids = self._select_ids(collection, regex)
-        begin, end, keep = _step_selection(steps)
+        begin, end, keep = step_selection(steps)
         if update_ratio is None:
             ratio_ids = self._default_ratio_ids(ids)
         elif update_ratio:
@@ -688,7 +681,7 @@ class Trial:
         step in increasing order, ``columns`` as :meth:`stats` with ``as_frame=False`` (the
         keywords as there, ``log_histogram=True`` included)."""
         ids = self._select_ids(collection, regex)
-        begin, end, keep = _step_selection(steps)
+        begin, end, keep = step_selection(steps)
         if update_ratio is None:
             ratio_ids = self._default_ratio_ids(ids)
         elif update_ratio:
@@ -724,23 +717,6 @@ class LocalTrial(Trial):
                          check=check, index_mode=index_mode, cache=cache, **kwargs)
 
 
-def _step_selection(steps):
-    """(begin, end, keep-set or None) for the native run."""
-    if steps is None:
-        return None, None, None
-    if isinstance(steps, (int, np.integer)):
-        return int(steps), int(steps) + 1, None
-    if isinstance(steps, tuple) and len(steps) == 2 and all(
-            s is None or isinstance(s, (int, np.integer)) for s in steps):
-        return steps[0], steps[1], None
-    if isinstance(steps, range) and steps.step == 1:
-        return steps.start, steps.stop, None
-    keep = {int(s) for s in steps}
-    if not keep:
-        return 0, 0, keep
-    return min(keep), max(keep) + 1, keep
-
-
 def create_trial(path, name=None, profiler=False, output_dir=None, **kwargs):
     """Open a trial (a local folder or ``s3://bucket/prefix``), as ``smdebug.trials.create_trial``.
     S3 settings come from the standard AWS environment (credentials, ``AWS_REGION``,
@@ -756,29 +732,3 @@ def create_trial(path, name=None, profiler=False, output_dir=None, **kwargs):
     if isinstance(path, str) and not path.strip().startswith("s3://"):
         return LocalTrial(name, path, **kwargs)
     return Trial(path, name=name, **kwargs)
-
-
-@contextlib.contextmanager
-def _dynamic_refresh(trials, enabled):
-    """Set ``dynamic_refresh`` of one trial or a list of them for the block, then restore it.
-    Yields what it was given (``with no_refresh([t1, t2]) as trials:``, as smdebug)."""
-    trials_arg = trials
-    trials = trials if isinstance(trials, (list, tuple)) else [trials]
-    previous = [t.dynamic_refresh for t in trials]
-    for t in trials:
-        t.dynamic_refresh = enabled
-    try:
-        yield trials_arg
-    finally:
-        for t, p in zip(trials, previous):
-            t.dynamic_refresh = p
-
-
-def no_refresh(trials):
-    """Disable automatic refresh (smdebug.analysis.utils.no_refresh)."""
-    return _dynamic_refresh(trials, False)
-
-
-def refresh(trials):
-    """Enable automatic refresh (smdebug.analysis.utils.refresh)."""
-    return _dynamic_refresh(trials, True)

@@ -2,8 +2,9 @@
 """TensorBoard export and the HTML report (issue 11), the engine of ``trialstat tensorboard`` and
 ``trialstat report``: ``trial.to_tensorboard(logdir)``, ``trialstat.report(trial, path)``."""
 from . import _core
+from . import rules as _rules
+from ._steps import step_selection
 from .exceptions import from_core_error
-from .trial import _step_selection
 
 
 def _names(value):
@@ -13,7 +14,7 @@ def _names(value):
 
 
 def _contiguous(steps):
-    begin, end, keep = _step_selection(steps)
+    begin, end, keep = step_selection(steps)
     if keep is not None and len(keep) != (end - begin):
         raise ValueError("steps: give a range (begin, end), a range() or one step")
     return begin, end
@@ -42,7 +43,6 @@ def report(trial, path, rules=None, config=None, tensor_regex=None, steps=None, 
     for the flagged tensors and those matching ``tensor_regex``. Returns (list of
     :class:`trialstat.rules.RuleResult`, dict with bytes, steps, tensors, heatmaps,
     failed_records, warnings)."""
-    from . import rules as _rules
     if rules is None and config is None:
         rules = _rules.default_rules()
     specs = _rules._specs(rules, config)
