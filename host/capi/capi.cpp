@@ -19,7 +19,7 @@
 #include "trialstat/frontend/open_catalog.hpp"
 #include "trialstat/frontend/rule_invocations.hpp"
 #include "trialstat/frontend/statistics_row.hpp"
-#include "trialstat/pipeline/rule_runner.hpp"
+#include "trialstat/pipeline/rule_session.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 #include "trialstat/report/statistics_writer.hpp"
 #include "trialstat/rules/rule_config.hpp"

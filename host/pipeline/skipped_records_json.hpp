@@ -4,7 +4,7 @@
 // link trialstat_pipeline; header-only, so pipeline itself needs no JSON library.
 #pragma once
 
-#include "trialstat/pipeline/rule_runner.hpp"
+#include "trialstat/pipeline/rule_session.hpp"
 
 namespace trialstat::pipeline::detail {
 

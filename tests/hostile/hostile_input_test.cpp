@@ -27,7 +27,7 @@
 #include "host/pipeline/step_reader.hpp"
 #include "tests/support/shared_trials.hpp"
 #include "trialstat/io/file_reader.hpp"
-#include "trialstat/pipeline/rule_runner.hpp"
+#include "trialstat/pipeline/rule_session.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 #include "trialstat/rules/rule.hpp"
 #include "trialstat/rules/rule_config.hpp"

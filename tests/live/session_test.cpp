@@ -9,7 +9,7 @@
 
 #include "tests/live/live_support.hpp"
 #include "tests/support/shared_trials.hpp"
-#include "trialstat/pipeline/rule_runner.hpp"
+#include "trialstat/pipeline/rule_session.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 #include "trialstat/rules/rule.hpp"
 #include "trialstat/writer/trial_writer.hpp"

@@ -11,7 +11,7 @@
 
 #include "tests/reference/reference_stats.hpp"
 #include "tests/support/shared_trials.hpp"
-#include "trialstat/pipeline/rule_runner.hpp"
+#include "trialstat/pipeline/rule_session.hpp"
 #include "trialstat/rules/rule.hpp"
 #include "trialstat/trial/catalog.hpp"
 #include "trialstat/writer/trial_writer.hpp"

@@ -32,7 +32,7 @@
 #include "trialstat/frontend/rule_invocations.hpp"
 #include "trialstat/frontend/statistics_row.hpp"
 #include "trialstat/io/read_tensor_record.hpp"
-#include "trialstat/pipeline/rule_runner.hpp"
+#include "trialstat/pipeline/rule_session.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 #include "trialstat/report/html_report.hpp"
 #include "trialstat/report/statistics_writer.hpp"

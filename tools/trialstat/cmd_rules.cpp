@@ -7,7 +7,7 @@
 
 #include "tools/trialstat/commands.hpp"
 #include "trialstat/distributed/distributed_statistics.hpp"
-#include "trialstat/pipeline/rule_runner.hpp"
+#include "trialstat/pipeline/rule_session.hpp"
 #include "trialstat/report/rule_report.hpp"
 
 namespace trialstat::cli {

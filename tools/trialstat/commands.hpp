@@ -15,7 +15,7 @@
 
 #include "trialstat/frontend/device_options.hpp"
 #include "trialstat/frontend/rule_invocations.hpp"
-#include "trialstat/pipeline/rule_runner.hpp"
+#include "trialstat/pipeline/rule_session.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 #include "trialstat/progress.hpp"
 #include "trialstat/status.hpp"

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "trialstat/pipeline/rule_runner.hpp"
+#include "trialstat/pipeline/rule_session.hpp"
 #include "trialstat/rules/rule.hpp"
 #include "trialstat/rules/rule_config.hpp"
 

@@ -35,7 +35,7 @@
 
 #include "trialstat/actions/actions.hpp"
 #include "trialstat/io/source_options.hpp"
-#include "trialstat/pipeline/rule_runner.hpp"
+#include "trialstat/pipeline/rule_session.hpp"
 #include "trialstat/rules/rule_config.hpp"
 #include "trialstat/status.hpp"
 

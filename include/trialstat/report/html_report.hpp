@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "trialstat/pipeline/rule_runner.hpp"
+#include "trialstat/pipeline/rule_session.hpp"
 #include "trialstat/status.hpp"
 #include "trialstat/trial/catalog.hpp"
 

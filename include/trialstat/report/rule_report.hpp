@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <span>
 
-#include "trialstat/pipeline/rule_runner.hpp"
+#include "trialstat/pipeline/rule_session.hpp"
 #include "trialstat/report/statistics_writer.hpp"
 
 namespace trialstat::report {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include <trialstat/config.hpp>
-#include <trialstat/pipeline/rule_runner.hpp>
+#include <trialstat/pipeline/rule_session.hpp>
 #include <trialstat/rules/rule.hpp>
 #include <trialstat/trial/catalog.hpp>
 

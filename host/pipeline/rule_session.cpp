@@ -2,7 +2,7 @@
 // Several rules, one pass: merge every rule's needs into one read plan, run one statistics
 // stream, and feed each step to every rule that prepared successfully. Incremental for live
 // trials (rule_session); evaluate_rules is the one-shot form.
-#include "trialstat/pipeline/rule_runner.hpp"
+#include "trialstat/pipeline/rule_session.hpp"
 
 #include <algorithm>
 #include <string>

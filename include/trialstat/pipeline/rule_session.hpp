@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/// @file rule_runner.hpp
+/// @file rule_session.hpp
 /// @brief Evaluate several rules over one trial with a single pass over its event files: the
 /// rules' needs are merged into one read plan, and every rule sees every step's records.
 /// `rule_session` does it incrementally (live trials: prepare once, `advance` after each catalog
