@@ -35,7 +35,7 @@
 
 #include "host/trial/index_json.hpp"
 #include "host/trial/index_share.hpp"
-#include "trialstat/io/event_decoder.hpp"
+#include "trialstat/decode/event_decoder.hpp"
 #include "trialstat/io/file_reader.hpp"
 #include "trialstat/io/record_reader.hpp"
 #include "trialstat/io/trial_source.hpp"
@@ -562,8 +562,8 @@ struct catalog::state {
     }
     scratch.clear();
     io::record_scanner scanner(std::span<const std::byte>(event_buffer.data(), *size), rel);
-    io::event_decoder decoder;
-    io::event_record record;
+    decode::event_decoder decoder;
+    decode::event_record record;
     bool first = true;
     bool step_mismatch_reported = false;
     for (;;) {

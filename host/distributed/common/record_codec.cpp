@@ -133,6 +133,10 @@ class reader {
 
 // The field lists, one per non-trivially-copyable type, shared by writing and reading.
 template <typename IO>
+void fields(IO& io, std::string& s) {
+  io.str(s);
+}
+template <typename IO>
 void fields(IO& io, stats::histogram& h) {
   io.pod(h.bins);
   io.pod(h.lo);
@@ -177,6 +181,7 @@ void fields(IO& io, stats::statistics_record& r) {
   io.pod(r.step);
   io.pod(r.mode);
   io.pod(r.mode_step);
+  io.opt(r.wall_time);
   auto code = r.raw_status.code();
   std::string message = r.raw_status.message();
   io.pod(code);
@@ -195,6 +200,7 @@ void fields(IO& io, stats::statistics_record& r) {
   io.vec(r.percentiles);
   io.vec(r.equal_counts);
   io.vec(r.channel_sums);
+  io.vec(r.strings);
   if constexpr (IO::reading) {
     uint64_t size = 0;
     r.values_data = io.bytes(size);
