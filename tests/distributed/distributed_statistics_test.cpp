@@ -168,6 +168,7 @@ TEST(RecordCodec, RoundTripsEveryField) {
   r.step = 17;
   r.mode = mode::eval;
   r.mode_step = 4;
+  r.wall_time = 1700000000.25;
   r.raw_status = status(error_code::data_loss, "events/x: record at byte 12: bad CRC");
   r.type = dtype::float16;
   r.shape = {2, 3};
@@ -192,6 +193,7 @@ TEST(RecordCodec, RoundTripsEveryField) {
   sums.count = {2, 2, 2};
   sums.nan_count = sums.pos_inf_count = sums.neg_inf_count = {0, 0, 0};
   r.channel_sums = {sums};
+  r.strings = {"0-1", "", std::string("nul\0byte", 8)};  // keep_strings (TreeDepth's links)
   const std::vector<uint16_t> halves = {1, 2, 3, 4, 5, 6};
   r.values_data = reinterpret_cast<const std::byte*>(halves.data());
 
@@ -209,6 +211,8 @@ TEST(RecordCodec, RoundTripsEveryField) {
   EXPECT_EQ(d.histogram->counts, r.histogram->counts);
   EXPECT_EQ(d.previous[0].allclose_violations, c.allclose_violations);
   EXPECT_EQ(d.channel_sums[0].sum, sums.sum);
+  EXPECT_EQ(d.wall_time, r.wall_time);
+  EXPECT_EQ(d.strings, r.strings);
   ASSERT_NE(d.values_data, nullptr);
   EXPECT_EQ(std::memcmp(d.values_data, halves.data(), 12), 0);
   // Encoding the decoded record gives the same bytes.
