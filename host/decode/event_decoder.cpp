@@ -2,7 +2,7 @@
 // A hand-written protobuf wire-format walker for Event → Summary → Value → TensorProto
 // (FORMAT §3–§5). Views point into the payload; nothing is materialised or copied except the
 // rarely used typed value fields (float_val, int_val, ...), which are re-packed into scratch.
-#include "trialstat/io/event_decoder.hpp"
+#include "trialstat/decode/event_decoder.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-namespace trialstat::io {
+namespace trialstat::decode {
 namespace {
 
 constexpr uint32_t wire_varint = 0;
@@ -799,4 +799,4 @@ status event_decoder::decode(std::span<const std::byte> payload, event_record& o
   return pass.run();
 }
 
-}  // namespace trialstat::io
+}  // namespace trialstat::decode

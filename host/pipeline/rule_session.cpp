@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "trialstat/io/source_options.hpp"
+
 namespace trialstat::pipeline {
 namespace {
 
@@ -41,6 +43,16 @@ bool is_unreadable(const status& s) noexcept {
   }
 }
 
+/// The other trial a rule compares with (rules::rule::other_trial_location): the session reads
+/// it for the rule, through its own catalog, read plan and statistics stream.
+struct other_trial {
+  std::size_t rule = 0;                     // index of the rule that asked for it
+  trial::catalog catalog;                   // outlives the rule's use of it (the session's)
+  plan::read_plan plan;                     // what the rule asked for (prepare_other_trial)
+  std::optional<statistics_stream> stream;  // made at the first step delivered
+  status failure;                           // a failed read of the whole other trial
+};
+
 struct rule_session::state {
   const trial::catalog& trial;
   std::vector<rule_invocation> invocations;
@@ -50,6 +62,7 @@ struct rule_session::state {
   std::vector<rule_transition> transitions;
   std::vector<std::vector<trial::tensor_id>> watched;  // per rule: its requested tensors, sorted
   std::vector<skipped_record> skipped;       // every unreadable record of the run
+  std::vector<std::unique_ptr<other_trial>> others;  // stable addresses: rules keep the catalogs
   std::optional<statistics_stream> stream;
   statistics_source source;                 // replaces stream->advance when set (not live)
   std::optional<int64_t> source_last_step;
@@ -95,7 +108,8 @@ struct rule_session::state {
       // Prepare into a private plan first, so a rule that fails halfway adds nothing.
       plan::read_plan own;
       (void)rules::take_prepare_warnings();
-      status prepared = invocations[i].rule->prepare(trial, own);
+      status prepared = prepare_other_trial(i);
+      if (prepared.ok()) prepared = invocations[i].rule->prepare(trial, own);
       for (std::string& w : rules::take_prepare_warnings()) {
         auto& mine = results[i].warnings;
         if (std::find(mine.begin(), mine.end(), w) == mine.end()) mine.push_back(std::move(w));
@@ -117,12 +131,75 @@ struct rule_session::state {
     return merged;
   }
 
+  other_trial* other_of(std::size_t i) const {
+    for (const auto& o : others) {
+      if (o->rule == i) return o.get();
+    }
+    return nullptr;
+  }
+
+  /// The other trial of rule `i`, if it names one: opened the first time (S3 settings from the
+  /// environment), refreshed later (a live other trial catches up; a failed refresh keeps what
+  /// was loaded); then the rule's `prepare_other_trial` fills its plan.
+  status prepare_other_trial(std::size_t i) {
+    rules::rule& rule = *invocations[i].rule;
+    other_trial* other = other_of(i);
+    if (other == nullptr) {
+      const std::string location = rule.other_trial_location();
+      if (location.empty()) return status::success();
+      trial::catalog_options catalog_options;
+      if (auto s3 = io::s3_options_from_environment()) catalog_options.source.s3 = *s3;
+      auto opened = trial::catalog::open(location, catalog_options);
+      if (!opened) {
+        const status& why = opened.error_status();
+        return status(why.code(), fmt::format("{}: cannot open other_trials '{}': {}", rule.name(),
+                                              location, why.message()));
+      }
+      others.push_back(
+          std::make_unique<other_trial>(other_trial{i, std::move(*opened), {}, {}, {}}));
+      other = others.back().get();
+    } else {
+      static_cast<void>(other->catalog.refresh());
+    }
+    plan::read_plan wanted;
+    TRIALSTAT_RETURN_IF_ERROR(rule.prepare_other_trial(trial, other->catalog, wanted));
+    other->plan = std::move(wanted);
+    return status::success();
+  }
+
+  /// Hand rule `i` the other trial's records at `step` (if it saved that step): one statistics
+  /// stream step over the other trial, its plan restricted to [step, step + 1). Records cut
+  /// short fail individually (the rule skips them), also for a live trial.
+  void deliver_other_step(std::size_t i, int64_t step) {
+    other_trial* other = other_of(i);
+    if (other == nullptr || !other->failure.ok()) return;
+    if (!other->stream) {
+      pipeline_options other_options = options;
+      other_options.stop_at_unfinished_records = false;
+      other_options.progress = nullptr;
+      other->stream.emplace(other->catalog, other->plan, other_options);
+    }
+    plan::read_plan at_step = other->plan;
+    at_step.step_begin = step;
+    at_step.step_end = step + 1;
+    other->stream->set_plan(std::move(at_step));
+    auto read = other->stream->advance(
+        [&](const stats::step_statistics& other_step) {
+          invocations[i].rule->evaluate_other_step(other->catalog, other_step);
+        },
+        /*include_incomplete=*/true);
+    if (!read) other->failure = read.error_status();
+  }
+
   /// Each active rule's new warnings into its result; a rule that cannot give a verdict on
   /// the data (`evaluation_status`) leaves the session (Error).
   void collect_problems() {
     for (const std::size_t i : std::vector<std::size_t>(active)) {
       for (auto& w : invocations[i].rule->take_warnings()) results[i].warnings.push_back(std::move(w));
       status problem = invocations[i].rule->evaluation_status();
+      if (const other_trial* other = other_of(i); problem.ok() && other != nullptr) {
+        problem = other->failure;
+      }
       if (!problem.ok()) drop(i, problem);
     }
   }
@@ -185,6 +262,7 @@ struct rule_session::state {
     const step_callback on_step = [&](const stats::step_statistics& step) {
       note_skipped(step);
       for (const std::size_t i : active) {
+        deliver_other_step(i, step.step);
         invocations[i].rule->evaluate_step(trial, step, results[i].findings);
       }
       source_last_step = step.step;

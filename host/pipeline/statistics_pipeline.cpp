@@ -117,10 +117,7 @@ status check_step_files(const trial::catalog& trial, const plan::read_plan& plan
   for (const trial::tensor_entry& entry : trial.entries_at(info.step)) {
     const stats::statistics_request* request = plan.find(entry.tensor);
     if (request == nullptr || !plan.reads_worker(entry.worker)) continue;
-    if (entry.raw && detail::needs_raw(*request)) note(*entry.raw);
-    if (request->saved_reductions) {
-      for (const auto& reduction : entry.reductions) note(reduction.location);
-    }
+    plan::for_each_needed_record(entry, *request, note);
   }
   for (const auto& [file, end] : ends) {
     const std::string_view rel = trial.event_file_key(file);
@@ -204,10 +201,9 @@ struct statistics_stream::state {
       const stats::statistics_request* request = plan.find(entry.tensor);
       if (request == nullptr) continue;
       int64_t bytes = 0;
-      if (entry.raw && detail::needs_raw(*request)) add_saturated(bytes, saturated(entry.raw->length_bytes));
-      if (request->saved_reductions) {
-        for (const auto& reduction : entry.reductions) add_saturated(bytes, saturated(reduction.location.length_bytes));
-      }
+      plan::for_each_needed_record(entry, *request, [&](const trial::record_location& at) {
+        add_saturated(bytes, saturated(at.length_bytes));
+      });
       add_saturated(size.wanted, bytes);
       add_saturated(worker_wanted, bytes);
     }

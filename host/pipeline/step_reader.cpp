@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "trialstat/io/record_reader.hpp"
+#include "trialstat/decode/indexed_record.hpp"
 #include "trialstat/stats/moments.hpp"
 
 namespace trialstat::pipeline::detail {
@@ -179,16 +179,10 @@ std::optional<trial::file_id> step_reader::collect_ranges(std::span<const trial:
   for (const trial::tensor_entry& entry : entries) {
     const stats::statistics_request* request = plan_.find(entry.tensor);
     if (request == nullptr) continue;
-    if (entry.raw && needs_raw(*request)) {
-      ranges_.push_back({entry.raw->start_bytes, entry.raw->length_bytes});
-      file = entry.raw->event_file;
-    }
-    if (request->saved_reductions) {
-      for (const auto& reduction : entry.reductions) {
-        ranges_.push_back({reduction.location.start_bytes, reduction.location.length_bytes});
-        file = reduction.location.event_file;
-      }
-    }
+    plan::for_each_needed_record(entry, *request, [&](const trial::record_location& at) {
+      ranges_.push_back({at.start_bytes, at.length_bytes});
+      file = at.event_file;
+    });
   }
   return file;
 }
@@ -240,56 +234,68 @@ void step_reader::read_worker_file(const trial::step_info& info,
         }
       }
     }
-    if (!needs_raw(*request)) continue;
+    if (!needs_raw(*request)) {
+      if (request->wall_time) read_wall_time(entry, *request, part.file, file_status, record);
+      continue;
+    }
     if (!entry.raw) {
       record.raw_status = status(
           error_code::not_found,
           fmt::format("{}: no raw value saved at step {} for worker {} ({})",
                       trial_.tensor_names()[entry.tensor], info.step, trial_.workers()[entry.worker],
                       entry.reductions.empty() ? "shape only" : "reductions only"));
+      if (request->wall_time) read_wall_time(entry, *request, part.file, file_status, record);
     } else if (!file_status.ok()) {
       record.raw_status = file_status;
     } else {
-      decode_raw(entry, part, out);
+      decode_raw(entry, *request, part, out);
     }
   }
 }
 
-status step_reader::decode_record(const event_file_bytes& file, const trial::record_location& location,
-                                  std::string_view expected_tag) {
-  const std::string_view path = trial_.event_file_key(location.event_file);
-  const auto bytes = file.record(location.start_bytes, location.length_bytes);
-  if (bytes.size() < location.length_bytes) {
-    return status(error_code::truncated_record,
-                  fmt::format("{}: record at byte {}: the index says {} bytes but the file ends "
-                              "after {} (file size {} bytes)",
-                              path, location.start_bytes, location.length_bytes, bytes.size(),
-                              file.file_size_bytes()));
+void step_reader::read_wall_time(const trial::tensor_entry& entry,
+                                 const stats::statistics_request& request,
+                                 const event_file_bytes& file, const status& file_status,
+                                 stats::statistics_record& record) {
+  const std::string& name = trial_.tensor_names()[entry.tensor];
+  if (entry.raw) {  // only when no statistics need it (else decode_raw sets the wall time)
+    status decoded = file_status.ok() ? decode_record(file, *entry.raw, name, /*one_number=*/false)
+                                      : file_status;
+    if (decoded.ok()) {
+      record.wall_time = event_.wall_time;
+    } else {
+      record.raw_status = std::move(decoded);
+    }
+    return;
   }
-  auto frame = io::parse_record(bytes, location.start_bytes, path);
-  if (!frame) return frame.error_status();
-  if (frame->size_bytes() != location.length_bytes) {
-    return status(error_code::data_loss,
-                  fmt::format("{}: record at byte {} is {} bytes but the index says {}", path,
-                              location.start_bytes, frame->size_bytes(), location.length_bytes));
+  if (entry.reductions.empty()) return;  // a shape-only entry has no record
+  const trial::saved_reduction& first = entry.reductions.front();
+  status decoded =
+      file_status.ok()
+          ? decode_record(file, first.location,
+                          decode::saved_reduction_tag(trial::reduction_name(first.op), first.abs, name),
+                          /*one_number=*/true)
+          : file_status;
+  if (decoded.ok()) {
+    record.wall_time = event_.wall_time;
+  } else if (!request.saved_reductions) {  // else read_saved_reductions reported it already
+    record.reduction_problems.push_back({first.location, std::move(decoded)});
   }
-  status decoded = decoder_.decode(frame->payload, event_);
-  if (!decoded.ok()) {
-    return status(decoded.code(), fmt::format("{}: record at byte {}: {}", path,
-                                              location.start_bytes, decoded.message()));
-  }
-  if (event_.tag != expected_tag) {
-    return status(error_code::data_loss,
-                  fmt::format("{}: record at byte {} holds '{}' but the index says '{}'", path,
-                              location.start_bytes, event_.tag, expected_tag));
-  }
-  return status::success();
 }
 
-void step_reader::decode_raw(const trial::tensor_entry& entry, file_part& part, step_batch& out) {
+status step_reader::decode_record(const event_file_bytes& file, const trial::record_location& location,
+                                  std::string_view expected_tag, bool one_number) {
+  return decode::decode_indexed_record(
+      file.record(location.start_bytes, location.length_bytes), file.file_size_bytes(),
+      {location.start_bytes, location.length_bytes, expected_tag, one_number},
+      trial_.event_file_key(location.event_file), decoder_, event_);
+}
+
+void step_reader::decode_raw(const trial::tensor_entry& entry, const stats::statistics_request& request,
+                             file_part& part, step_batch& out) {
   stats::statistics_record& record = out.records.back();
   const std::string& name = trial_.tensor_names()[entry.tensor];
-  status decoded = decode_record(part.file, *entry.raw, name);
+  status decoded = decode_record(part.file, *entry.raw, name, /*one_number=*/false);
   if (!decoded.ok()) {
     record.raw_status = std::move(decoded);
     return;
@@ -298,6 +304,9 @@ void step_reader::decode_raw(const trial::tensor_entry& entry, file_part& part, 
   record.type = event_.type;
   record.shape = event_.shape;
   record.num_elements = event_.num_elements;
+  if (request.keep_strings && event_.type == dtype::string) {
+    record.strings.assign(event_.strings.begin(), event_.strings.end());
+  }
   if (!dtype_is_real_numeric(event_.type)) {
     record.raw_status = status(error_code::unsupported_dtype,
                                fmt::format("{} at step {}: {} tensors have no numeric statistics",
@@ -326,17 +335,9 @@ void step_reader::read_saved_reductions(const trial::tensor_entry& entry, const 
                                         stats::statistics_record& record) {
   const std::string& base_name = trial_.tensor_names()[entry.tensor];
   for (const auto& reduction : entry.reductions) {
-    const std::string tag = fmt::format("smdebug/reductions/{}{}/{}", reduction.abs ? "abs_" : "",
-                                        trial::reduction_name(reduction.op), base_name);
-    status decoded = decode_record(file, reduction.location, tag);
-    if (decoded.ok() && (!dtype_is_real_numeric(event_.type) || event_.num_elements != 1)) {
-      decoded = status(error_code::data_loss,
-                       fmt::format("{}: record at byte {} ('{}'): a saved reduction must be one "
-                                   "number, found {} {} element(s)",
-                                   trial_.event_file_key(reduction.location.event_file),
-                                   reduction.location.start_bytes, tag, event_.num_elements,
-                                   dtype_name(event_.type)));
-    }
+    const std::string tag =
+        decode::saved_reduction_tag(trial::reduction_name(reduction.op), reduction.abs, base_name);
+    status decoded = decode_record(file, reduction.location, tag, /*one_number=*/true);
     if (!decoded.ok()) {  // reported (rules: skipped records; stats: warnings), never silent
       record.reduction_problems.push_back({reduction.location, std::move(decoded)});
       continue;
@@ -359,7 +360,11 @@ void discard_damaged(step_batch& batch) {
                                  "(step {}); the record's statistics are discarded",
                                  part.path, part.file.file_size_bytes(), batch.info.step));
     for (stats::statistics_record& r : batch.records) {
-      if (r.worker != part.worker || (!r.raw_status.ok() && r.saved_reductions.empty())) continue;
+      // Records that hold nothing read from the file keep their reason.
+      if (r.worker != part.worker ||
+          (!r.raw_status.ok() && r.saved_reductions.empty() && r.strings.empty() && !r.wall_time)) {
+        continue;
+      }
       stats::statistics_record fresh;
       fresh.tensor = r.tensor;
       fresh.worker = r.worker;

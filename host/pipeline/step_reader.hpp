@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "trialstat/io/event_decoder.hpp"
+#include "trialstat/decode/event_decoder.hpp"
 #include "trialstat/io/file_reader.hpp"
 #include "trialstat/io/object_reader.hpp"
 #include "trialstat/memory/pinned_pool.hpp"
@@ -109,9 +109,17 @@ class step_reader {
   /// Calls `on_worker(entries)` for each worker's run of entries at `step`.
   template <typename Function>
   void for_each_worker(int64_t step, Function&& on_worker) const;
+  /// decode::decode_indexed_record on the loaded bytes of `location` (into `event_`).
   status decode_record(const event_file_bytes& file, const trial::record_location& location,
-                       std::string_view expected_tag);
-  void decode_raw(const trial::tensor_entry& entry, file_part& part, step_batch& out);
+                       std::string_view expected_tag, bool one_number);
+  void decode_raw(const trial::tensor_entry& entry, const stats::statistics_request& request,
+                  file_part& part, step_batch& out);
+  /// `statistics_request::wall_time` where no statistics need the record: decode the raw record
+  /// (a failure becomes `raw_status`) or, without one, the first saved reduction's (a failure
+  /// becomes a reduction problem unless `read_saved_reductions` reported it already).
+  void read_wall_time(const trial::tensor_entry& entry, const stats::statistics_request& request,
+                      const event_file_bytes& file, const status& file_status,
+                      stats::statistics_record& record);
   void read_saved_reductions(const trial::tensor_entry& entry, const event_file_bytes& file,
                              stats::statistics_record& record);
 
@@ -120,8 +128,8 @@ class step_reader {
   const pipeline_options& options_;
   memory::pinned_pool* pool_ = nullptr;
   std::vector<io::byte_range> ranges_;
-  io::event_decoder decoder_;
-  io::event_record event_;
+  decode::event_decoder decoder_;
+  decode::event_record event_;
 };
 
 /// After the batch was computed: the records of every file that shrank under its mapping while

@@ -164,18 +164,6 @@ std::optional<double> finite_max(std::span<const stats::statistics_record* const
   return best;
 }
 
-status record_fetcher::fetch(const trial::catalog& trial, const trial::record_location& location,
-                             const io::event_record*& out) {
-  // Opened per fetch (the current size, for a live file): a rule holds no file descriptor
-  // between calls, so thousands of rules in one configuration cannot exhaust them.
-  auto reader = trial.source().open(trial.event_file_key(location.event_file));
-  if (!reader) return reader.error_status();
-  TRIALSTAT_RETURN_IF_ERROR(io::read_tensor_record(**reader, location.start_bytes,
-                                                   location.length_bytes, buffers_, event_));
-  out = &event_;
-  return status::success();
-}
-
 std::optional<double> saved_reduction(const stats::statistics_record& record,
                                       trial::reduction_op op, bool abs) noexcept {
   for (const auto& r : record.saved_reductions) {

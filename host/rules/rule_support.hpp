@@ -13,8 +13,6 @@
 #include <utility>
 #include <vector>
 
-#include "trialstat/io/file_reader.hpp"
-#include "trialstat/io/read_tensor_record.hpp"
 #include "trialstat/plan/read_plan.hpp"
 #include "trialstat/stats/statistics_record.hpp"
 #include "trialstat/rules/rule.hpp"
@@ -137,21 +135,6 @@ bool concat_values(std::span<const stats::statistics_record* const> records,
 [[nodiscard]] finding make_finding(std::string_view rule, const trial::catalog& trial,
                                    const stats::statistics_record& record, double value,
                                    std::string message);
-
-/// Reads single indexed records of a trial on demand (SimilarAcrossRuns' other trial,
-/// StalledTrainingRule's wall times), keeping the last event file open.
-class record_fetcher {
- public:
-  /// Read, verify and decode the record at `location` of `trial`. On success `out` points to
-  /// the decoded event, valid until the next call. Errors: as io::read_tensor_record, or
-  /// io_error when the event file cannot be opened.
-  [[nodiscard]] status fetch(const trial::catalog& trial, const trial::record_location& location,
-                             const io::event_record*& out);
-
- private:
-  io::record_read_buffers buffers_;
-  io::event_record event_;
-};
 
 /// Index of `params` in the merged request of `tensor` (−1 when absent).
 [[nodiscard]] int find_allclose_index(const plan::read_plan& merged, trial::tensor_id tensor,

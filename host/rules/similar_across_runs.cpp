@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // SimilarAcrossRuns — spec/RULES.md §3.2. The base trial's values arrive through the pipeline
-// (keep_values); the other trial is opened here and its record for the same (tensor, step) is
-// read with one pread when the base record is evaluated.
+// (keep_values); the other trial's values for the same tensors arrive through the rule session,
+// which reads the other trial with its own catalog, read plan and statistics stream
+// (rule::other_trial_location, prepare_other_trial, evaluate_other_step).
 #include <cmath>
+#include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -25,66 +28,82 @@ class similar_across_runs final : public rule {
 
   std::string_view name() const override { return rule_name; }
 
-  status prepare(const trial::catalog& trial, plan::read_plan& plan) override {
-    if (!other_) {
-      // A folder or s3://bucket/prefix; S3 settings from the environment (TRIALSTAT_S3_*, AWS_*).
-      trial::catalog_options options;
-      if (auto s3 = io::s3_options_from_environment()) options.source.s3 = *s3;
-      auto opened = trial::catalog::open(params_.other_trials, options);
-      if (!opened) {
-        const status& s = opened.error_status();
-        return status(s.code(), fmt::format("{}: cannot open other_trials '{}': {}", rule_name,
-                                            params_.other_trials, s.message()));
-      }
-      other_.emplace(std::move(*opened));
-    } else {
-      // Prepared again (a live base trial changed): let a live other trial catch up too. A
-      // failed refresh keeps what was loaded.
-      static_cast<void>(other_->refresh());
-    }
-    other_workers_ = other_->sorted_worker_ids();
+  std::string other_trial_location() const override { return params_.other_trials; }
+
+  status prepare_other_trial(const trial::catalog& trial, const trial::catalog& other,
+                             plan::read_plan& other_plan) override {
+    other_ = &other;
+    other_workers_ = other.sorted_worker_ids();
     auto ids = detail::select_tensors(rule_name, trial, params_.collection_names,
                                       params_.tensor_regex, true);
     if (!ids) return ids.error_status();
     std::vector<trial::tensor_id> shared;
     other_ids_.clear();
     for (const auto t : *ids) {
-      const auto other = other_->find_tensor(trial.tensor_names()[t]);
-      if (!other) continue;  // only in the base trial: skipped
+      const auto in_other = other.find_tensor(trial.tensor_names()[t]);
+      if (!in_other) continue;  // only in the base trial: skipped
       shared.push_back(t);
+      other_ids_.push_back(*in_other);
     }
+    selected_.assign(std::move(shared));
+    stats::statistics_request request;
+    request.keep_values = true;
+    for (const auto t : other_ids_) other_plan.request(t, request);
+    return status::success();
+  }
+
+  status prepare(const trial::catalog& /*trial*/, plan::read_plan& plan) override {
+    // selected_ was resolved by prepare_other_trial (a rule session calls it first); without
+    // it (no session) nothing is compared.
     stats::statistics_request request;
     // moments stay on (cheap): a statistics reader that predates statistics_request::needs_raw()
     // decodes a tensor only for moments, histograms, history or axis-0 counts.
     request.keep_values = true;
-    for (const auto t : shared) plan.request(t, request);
-    selected_.assign(std::move(shared));
-    for (const auto t : selected_.ids()) other_ids_.push_back(*other_->find_tensor(trial.tensor_names()[t]));
+    for (const auto t : selected_.ids()) plan.request(t, request);
     return status::success();
+  }
+
+  void evaluate_other_step(const trial::catalog& /*other*/,
+                           const stats::step_statistics& step) override {
+    others_.clear();
+    for (const stats::statistics_record& r : step.records) {
+      // An unreadable or non-numeric record of the other trial is skipped, as smdebug's
+      // comparison would fail on it.
+      if (r.values_data == nullptr || !r.raw_status.ok() || !dtype_is_real_numeric(r.type)) continue;
+      other_value& v = others_[{r.tensor, r.worker}];
+      v.type = r.type;
+      v.shape = r.shape;
+      v.bytes.assign(r.values_data,
+                     r.values_data + static_cast<std::size_t>(r.num_elements) * dtype_size_bytes(r.type));
+      v.num_elements = r.num_elements;
+    }
+    others_step_ = step.step;
   }
 
   void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<finding>& findings) override {
-    if (!other_) return;
+    if (other_ == nullptr) return;
+    if (others_step_ != step.step) others_.clear();  // the other trial did not save this step
     detail::pick_records(trial, step, selected_, params_.evaluate_all_workers, picked_);
     for (const stats::statistics_record* record : picked_) {
       if (record->values_data == nullptr) continue;
       const trial::tensor_id other_tensor = other_ids_[selected_.rank(record->tensor)];
       const trial::tensor_entry* entry = other_entry(trial, *record, other_tensor);
       if (entry == nullptr || !entry->raw) continue;
-      const io::event_record* other = nullptr;
-      if (!fetcher_.fetch(*other_, *entry->raw, other).ok()) continue;
-      const std::string& name = trial.tensor_names()[record->tensor];
-      if (other->tag != name || !dtype_is_real_numeric(other->type)) continue;
-      if (other->shape != record->shape) {
+      const auto found = others_.find({other_tensor, entry->worker});
+      if (found == others_.end()) continue;
+      const other_value& other = found->second;
+      if (other.shape != record->shape) {
         findings.push_back(detail::make_finding(
             rule_name, trial, *record, std::numeric_limits<double>::quiet_NaN(),
             fmt::format("shape [{}] differs from [{}] in {}", fmt::join(record->shape, ", "),
-                        fmt::join(other->shape, ", "), params_.other_trials)));
+                        fmt::join(other.shape, ", "), params_.other_trials)));
         continue;
       }
+      const tensor_view other_view{other.bytes.data(), other.type, other.shape, other.num_elements,
+                                   memory_kind::host};
       const auto compared = stats::compute_pairwise(
-          other->view(), record->values(), {params_.rtol, params_.atol, params_.equal_nan});
+          other_view, record->values(), {params_.rtol, params_.atol, params_.equal_nan});
       if (!compared || compared->all_close()) continue;
       findings.push_back(detail::make_finding(
           rule_name, trial, *record, static_cast<double>(compared->allclose_violations),
@@ -93,6 +112,7 @@ class similar_across_runs final : public rule {
                       detail::format_number(params_.rtol), detail::format_number(params_.atol),
                       params_.other_trials, detail::format_number(compared->diff_max_abs))));
     }
+    others_.clear();
   }
 
  private:
@@ -113,12 +133,22 @@ class similar_across_runs final : public rule {
     return nullptr;
   }
 
+  /// One record of the other trial at the current step: its values, copied out of the
+  /// statistics stream's buffers (valid only during evaluate_other_step).
+  struct other_value {
+    dtype type = dtype::invalid;
+    std::vector<int64_t> shape;
+    int64_t num_elements = 0;
+    std::vector<std::byte> bytes;
+  };
+
   similar_across_runs_params params_;
-  std::optional<trial::catalog> other_;
+  const trial::catalog* other_ = nullptr;  // owned by the rule session
   std::vector<trial::worker_id> other_workers_;
   detail::tensor_set selected_;
   std::vector<trial::tensor_id> other_ids_;  // by rank in selected_
-  detail::record_fetcher fetcher_;
+  std::map<std::pair<trial::tensor_id, trial::worker_id>, other_value> others_;
+  std::optional<int64_t> others_step_;
   std::vector<const stats::statistics_record*> picked_;
 };
 

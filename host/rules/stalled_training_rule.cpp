@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // StalledTrainingRule — spec/RULES.md §3.19: live through `on_poll` (wall clock), offline from
-// the Event.wall_time of each saved step's first record.
+// the Event.wall_time of each saved step's first record, requested in the read plan
+// (statistics_request::wall_time) and delivered in the step's statistics records.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <optional>
@@ -27,13 +29,27 @@ class stalled_training_rule final : public rule {
 
   std::string_view name() const override { return rule_name; }
 
-  status prepare(const trial::catalog& /*trial*/, plan::read_plan& /*plan*/) override {
-    return status::success();  // no statistics: only the catalog and one wall time per step
+  status prepare(const trial::catalog& trial, plan::read_plan& plan) override {
+    // No statistics: the wall time of each step's first indexed record, so the tensors that
+    // hold a first record (usually one or two) ask for it.
+    stats::statistics_request request;
+    request.moments = false;
+    request.wall_time = true;
+    std::vector<trial::tensor_id> firsts;
+    for (const trial::step_info& info : trial.step_infos()) {
+      if (const trial::tensor_entry* entry = first_record(trial, info.step)) {
+        if (std::find(firsts.begin(), firsts.end(), entry->tensor) == firsts.end()) {
+          firsts.push_back(entry->tensor);
+        }
+      }
+    }
+    for (const auto t : firsts) plan.request(t, request);
+    return status::success();
   }
 
   void evaluate_step(const trial::catalog& trial, const stats::step_statistics& step,
                      std::vector<finding>& findings) override {
-    const auto time = step_wall_time(trial, step.step);
+    const auto time = step_wall_time(trial, step);
     if (!time) return;
     if (previous_time_) {
       const double gap = *time - *previous_time_;
@@ -75,15 +91,22 @@ class stalled_training_rule final : public rule {
   }
 
  private:
-  /// Event.wall_time of the step's first indexed record (raw tensor or saved reduction).
-  std::optional<double> step_wall_time(const trial::catalog& trial, int64_t step) {
+  /// The step's first entry with an indexed record (raw tensor or saved reduction), or null.
+  static const trial::tensor_entry* first_record(const trial::catalog& trial, int64_t step) {
     for (const trial::tensor_entry& entry : trial.entries_at(step)) {
-      std::optional<trial::record_location> location = entry.raw;
-      if (!location && !entry.reductions.empty()) location = entry.reductions.front().location;
-      if (!location) continue;  // shapes only
-      const io::event_record* event = nullptr;
-      if (!fetcher_.fetch(trial, *location, event).ok()) return std::nullopt;
-      return event->wall_time;
+      if (entry.raw || !entry.reductions.empty()) return &entry;
+    }
+    return nullptr;  // shapes only
+  }
+
+  /// Event.wall_time of the step's first indexed record, from its statistics record (absent
+  /// when the record could not be read).
+  static std::optional<double> step_wall_time(const trial::catalog& trial,
+                                              const stats::step_statistics& step) {
+    const trial::tensor_entry* entry = first_record(trial, step.step);
+    if (entry == nullptr) return std::nullopt;
+    for (const stats::statistics_record& r : step.records) {
+      if (r.tensor == entry->tensor && r.worker == entry->worker) return r.wall_time;
     }
     return std::nullopt;
   }
@@ -108,7 +131,6 @@ class stalled_training_rule final : public rule {
   static std::string fixed(double seconds) { return fmt::format("{:.3f}", seconds); }
 
   stalled_training_rule_params params_;
-  detail::record_fetcher fetcher_;
   std::optional<double> previous_time_;
   int64_t previous_step_ = -1;
   std::optional<double> last_progress_s_;

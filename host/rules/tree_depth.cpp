@@ -31,8 +31,14 @@ class tree_depth final : public rule {
     request.moments = true;  // max of the node ids (the fallback) and one record per save
     for (const auto t : ids) plan.request(t, request);
     selected_.assign(std::move(ids));
-    // The link tensors are strings (no statistics): read on demand from their records.
-    for (std::size_t i = 0; i < std::size(link_tensors); ++i) links_[i] = trial.find_tensor(link_tensors[i]);
+    // The link tensors are strings (no statistics): their values are delivered in the records.
+    stats::statistics_request strings;
+    strings.moments = false;
+    strings.keep_strings = true;
+    for (std::size_t i = 0; i < std::size(link_tensors); ++i) {
+      links_[i] = trial.find_tensor(link_tensors[i]);
+      if (links_[i]) plan.request(*links_[i], strings);
+    }
     return status::success();
   }
 
@@ -41,7 +47,7 @@ class tree_depth final : public rule {
     detail::pick_records(trial, step, selected_, params_.evaluate_all_workers, picked_);
     for (const stats::statistics_record* record : picked_) {
       std::string why_not_exact;
-      const auto exact = exact_depth(trial, *record, why_not_exact);
+      const auto exact = exact_depth(step, *record, why_not_exact);
       if (exact) {
         const auto depth = static_cast<double>(*exact);
         if (depth > params_.depth) {
@@ -76,28 +82,30 @@ class tree_depth final : public rule {
   }
 
  private:
-  /// The exact depth from the link tensors saved beside `record` (same step and worker), or
-  /// nullopt with `why` set when they were not saved or cannot be read.
-  std::optional<int64_t> exact_depth(const trial::catalog& trial,
+  /// The exact depth from the link tensors saved beside `record` (same step and worker, their
+  /// strings delivered in `step`'s records), or nullopt with `why` set when they were not saved
+  /// or cannot be read.
+  std::optional<int64_t> exact_depth(const stats::step_statistics& step,
                                      const stats::statistics_record& record, std::string& why) {
     for (std::size_t i = 0; i < std::size(link_tensors); ++i) {
-      const trial::tensor_entry* entry =
-          links_[i] ? trial.find_entry(*links_[i], record.step, record.worker) : nullptr;
-      if (entry == nullptr || !entry->raw) {
+      const stats::statistics_record* link = nullptr;
+      for (const stats::statistics_record& r : step.records) {
+        if (links_[i] && r.tensor == *links_[i] && r.worker == record.worker) link = &r;
+      }
+      if (link == nullptr || link->raw_status.code() == error_code::not_found) {
         why = fmt::format("{} not saved", link_tensors[i]);
         return std::nullopt;
       }
-      const io::event_record* event = nullptr;
-      const status fetched = fetcher_.fetch(trial, *entry->raw, event);
-      if (!fetched.ok()) {
-        why = fmt::format("{} unreadable: {}", link_tensors[i], fetched.to_string());
+      // A string tensor's raw_status is unsupported_dtype (no numeric statistics): not an error.
+      if (!link->raw_status.ok() && link->raw_status.code() != error_code::unsupported_dtype) {
+        why = fmt::format("{} unreadable: {}", link_tensors[i], link->raw_status.to_string());
         return std::nullopt;
       }
-      if (event->type != dtype::string && !(event->type == dtype::invalid && !event->strings.empty())) {
-        why = fmt::format("{} holds {}, not strings", link_tensors[i], dtype_name(event->type));
+      if (link->type != dtype::string) {
+        why = fmt::format("{} holds {}, not strings", link_tensors[i], dtype_name(link->type));
         return std::nullopt;
       }
-      columns_[i].assign(event->strings.begin(), event->strings.end());
+      columns_[i] = link->strings;
     }
     auto depth = detail::tree_depth_from_links(columns_[0], columns_[1], columns_[2]);
     if (!depth) {
@@ -121,7 +129,6 @@ class tree_depth final : public rule {
   std::vector<const stats::statistics_record*> picked_;
   std::optional<trial::tensor_id> links_[std::size(link_tensors)];
   std::vector<std::string> columns_[std::size(link_tensors)];
-  detail::record_fetcher fetcher_;
   std::vector<std::string> warnings_;
   bool warned_fallback_ = false;
 };

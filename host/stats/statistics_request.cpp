@@ -81,6 +81,8 @@ void statistics_request::merge(const statistics_request& other) {
   log_histogram = log_histogram || other.log_histogram;
   saved_reductions = saved_reductions || other.saved_reductions;
   keep_values = keep_values || other.keep_values;
+  keep_strings = keep_strings || other.keep_strings;
+  wall_time = wall_time || other.wall_time;
   union_doubles(percentiles, other.percentiles);
   union_doubles(equal_values, other.equal_values);
   union_axes(channel_axes, other.channel_axes);

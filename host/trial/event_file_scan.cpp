@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "trialstat/io/event_decoder.hpp"
+#include "trialstat/decode/event_decoder.hpp"
 #include "trialstat/io/record_reader.hpp"
 
 namespace trialstat::trial::detail {
@@ -21,8 +21,8 @@ void scan_event_file_records(std::span<const std::byte> bytes, std::string_view 
   };
   out.clear();
   io::record_scanner scanner(bytes, std::string(rel));
-  io::event_decoder decoder;
-  io::event_record record;
+  decode::event_decoder decoder;
+  decode::event_record record;
   bool first = true;
   bool step_mismatch_reported = false;
   for (;;) {

@@ -36,7 +36,7 @@
 #include "tests/support/shared_trials.hpp"
 #include "tests/writer/golden_walk.hpp"
 #include "trialstat/capture/capture_writer.hpp"
-#include "trialstat/io/read_tensor_record.hpp"
+#include "trialstat/decode/indexed_record.hpp"
 #include "trialstat/io/record_reader.hpp"
 #include "trialstat/stats/log_histogram.hpp"
 #include "trialstat/trial/catalog.hpp"
@@ -139,10 +139,10 @@ read_back read_tensor(const catalog& c, const fs::path& root, std::string_view n
   if (e == nullptr || !e->raw) return out;
   auto file = trialstat::io::file_reader::open(root / c.event_file(e->raw->event_file));
   EXPECT_TRUE(file.has_value());
-  trialstat::io::record_read_buffers buffers;
-  trialstat::io::event_record rec;
-  const auto s = trialstat::io::read_tensor_record(*file, e->raw->start_bytes, e->raw->length_bytes,
-                                                   buffers, rec);
+  trialstat::decode::record_read_buffers buffers;
+  trialstat::decode::event_record rec;
+  const auto s = trialstat::decode::read_tensor_record(
+      *file, {e->raw->start_bytes, e->raw->length_bytes}, buffers, rec);
   EXPECT_TRUE(s.ok()) << s.to_string();
   out.tag = std::string(rec.tag);
   out.type = rec.type;

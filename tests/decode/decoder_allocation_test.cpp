@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tests/decode/wire_writer.hpp"
-#include "trialstat/io/event_decoder.hpp"
+#include "trialstat/decode/event_decoder.hpp"
 
 // GCC flags free() on memory from a replaced operator new; the pairing here is consistent.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -33,7 +33,7 @@ void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
-namespace trialstat::io {
+namespace trialstat::decode {
 namespace {
 
 using trialstat::testing::wire_writer;
@@ -98,4 +98,4 @@ TEST(decoder_allocation, steady_state_decoding_does_not_allocate) {
 }
 
 }  // namespace
-}  // namespace trialstat::io
+}  // namespace trialstat::decode

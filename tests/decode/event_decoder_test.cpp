@@ -14,9 +14,9 @@
 
 #include "event.pb.h"
 #include "tests/decode/wire_writer.hpp"
-#include "trialstat/io/event_decoder.hpp"
+#include "trialstat/decode/event_decoder.hpp"
 
-namespace trialstat::io {
+namespace trialstat::decode {
 namespace {
 
 using trialstat::testing::as_bytes;
@@ -781,4 +781,4 @@ TEST(event_decoder, decoder_is_reusable_after_failures) {
 }
 
 }  // namespace
-}  // namespace trialstat::io
+}  // namespace trialstat::decode

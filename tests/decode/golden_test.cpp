@@ -20,11 +20,13 @@
 
 #include "tests/support/shared_trials.hpp"
 #include "trialstat/detail/float_convert.hpp"
-#include "trialstat/io/read_tensor_record.hpp"
+#include "trialstat/decode/indexed_record.hpp"
 #include "trialstat/io/record_reader.hpp"
 
-namespace trialstat::io {
+namespace trialstat::decode {
 namespace {
+
+using namespace trialstat::io;  // the framing and the file reader, used beside the decoder
 
 using json = nlohmann::json;
 
@@ -275,8 +277,9 @@ TEST_P(golden_trial, every_indexed_record_decodes_and_matches) {
       const auto& entry = payload[i];
       const std::string name = entry.at("tensorname").get<std::string>();
       SCOPED_TRACE(name);
-      const status s = read_tensor_record(*file, entry.at("start_idx").get<uint64_t>(),
-                                          entry.at("length").get<uint64_t>(), buffers, r);
+      const status s = read_tensor_record(
+          *file, {entry.at("start_idx").get<uint64_t>(), entry.at("length").get<uint64_t>()},
+          buffers, r);
       ASSERT_TRUE(s.ok()) << s.to_string();
       ++counts.records;
       EXPECT_EQ(r.tag, name);
@@ -344,4 +347,4 @@ INSTANTIATE_TEST_SUITE_P(trials, golden_trial,
                          });
 
 }  // namespace
-}  // namespace trialstat::io
+}  // namespace trialstat::decode

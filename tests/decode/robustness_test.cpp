@@ -14,12 +14,14 @@
 
 #include "tests/io/record_builder.hpp"
 #include "tests/support/shared_trials.hpp"
-#include "trialstat/io/event_decoder.hpp"
+#include "trialstat/decode/event_decoder.hpp"
 #include "trialstat/io/file_reader.hpp"
 #include "trialstat/io/record_reader.hpp"
 
-namespace trialstat::io {
+namespace trialstat::decode {
 namespace {
+
+using namespace trialstat::io;  // the framing and the file reader, used beside the decoder
 
 using trialstat::testing::make_record;
 using trialstat::testing::test_footer;
@@ -252,4 +254,4 @@ TEST(robustness, empty_file_scans_to_end_of_stream) {
 }
 
 }  // namespace
-}  // namespace trialstat::io
+}  // namespace trialstat::decode

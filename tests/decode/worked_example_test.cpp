@@ -11,12 +11,14 @@
 
 #include "tests/support/shared_trials.hpp"
 #include "trialstat/io/crc32c.hpp"
-#include "trialstat/io/event_decoder.hpp"
-#include "trialstat/io/read_tensor_record.hpp"
+#include "trialstat/decode/event_decoder.hpp"
+#include "trialstat/decode/indexed_record.hpp"
 #include "trialstat/io/record_reader.hpp"
 
-namespace trialstat::io {
+namespace trialstat::decode {
 namespace {
+
+using namespace trialstat::io;  // the framing and the file reader, used beside the decoder
 
 std::vector<std::byte> worked_example_bytes() {
   // clang-format off
@@ -123,7 +125,7 @@ TEST(worked_example, read_tensor_record_at_start_idx_10168) {
   buffers.bytes.assign(4096, std::byte{0xFF});  // poison a reused buffer
   event_record r;
   record_frame frame;
-  const status s = read_tensor_record(*file, 10168, 99, buffers, r, &frame);
+  const status s = read_tensor_record(*file, {10168, 99}, buffers, r, &frame);
   ASSERT_TRUE(s.ok()) << s.to_string();
   expect_worked_example(r);
   EXPECT_EQ(frame.offset_bytes, 10168u);
@@ -136,7 +138,7 @@ TEST(worked_example, read_tensor_record_at_start_idx_10168) {
   // Index length that does not match the record's own size.
   for (const uint64_t length : {uint64_t{98}, uint64_t{100}, uint64_t{16}, uint64_t{15}}) {
     SCOPED_TRACE(length);
-    const status bad = read_tensor_record(*file, length == 100 ? 10167 : 10168, length, buffers, r);
+    const status bad = read_tensor_record(*file, {length == 100 ? 10167 : 10168, length}, buffers, r);
     if (length == 100) {
       // One byte early: the filler byte breaks the length CRC.
       EXPECT_EQ(bad.code(), error_code::data_loss) << bad.to_string();
@@ -152,21 +154,21 @@ TEST(worked_example, read_tensor_record_at_start_idx_10168) {
     out.put('\0');
   }
   ASSERT_TRUE(file->refresh_size().ok());
-  const status longer = read_tensor_record(*file, 10168, 100, buffers, r);
+  const status longer = read_tensor_record(*file, {10168, 100}, buffers, r);
   EXPECT_EQ(longer.code(), error_code::data_loss) << longer.to_string();
   EXPECT_NE(longer.message().find("index length 100 does not match the record size 99"),
             std::string::npos)
       << longer.message();
   // A range past the end of the file.
-  const status past = read_tensor_record(*file, 10168, 1000, buffers, r);
+  const status past = read_tensor_record(*file, {10168, 1000}, buffers, r);
   EXPECT_EQ(past.code(), error_code::truncated_record) << past.to_string();
   EXPECT_EQ(past.message().rfind(prefix + "10168: ", 0), 0u) << past.message();
-  const status huge = read_tensor_record(*file, 10168, uint64_t{1} << 63, buffers, r);
+  const status huge = read_tensor_record(*file, {10168, uint64_t{1} << 63}, buffers, r);
   EXPECT_EQ(huge.code(), error_code::truncated_record) << huge.to_string();
-  const status far = read_tensor_record(*file, ~uint64_t{0}, 99, buffers, r);
+  const status far = read_tensor_record(*file, {~uint64_t{0}, 99}, buffers, r);
   EXPECT_EQ(far.code(), error_code::truncated_record) << far.to_string();
   // And the good read still works with the same buffers.
-  ASSERT_TRUE(read_tensor_record(*file, 10168, 99, buffers, r).ok());
+  ASSERT_TRUE(read_tensor_record(*file, {10168, 99}, buffers, r).ok());
   expect_worked_example(r);
   std::filesystem::remove_all(dir);
 }
@@ -187,7 +189,7 @@ TEST(worked_example, corrupt_payload_names_file_and_offsets) {
   event_record r;
   // smdebug's footer does not cover the payload, so the framing is valid and the decoder
   // catches it.
-  const status s = read_tensor_record(*file, 0, 99, buffers, r);
+  const status s = read_tensor_record(*file, {0, 99}, buffers, r);
   EXPECT_EQ(s.code(), error_code::data_loss) << s.to_string();
   EXPECT_EQ(s.message().rfind(path.string() + ": record at byte 0: ", 0), 0u) << s.message();
   EXPECT_NE(s.message().find("payload byte 48"), std::string::npos) << s.message();
@@ -196,4 +198,4 @@ TEST(worked_example, corrupt_payload_names_file_and_offsets) {
 }
 
 }  // namespace
-}  // namespace trialstat::io
+}  // namespace trialstat::decode

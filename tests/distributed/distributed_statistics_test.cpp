@@ -70,7 +70,7 @@ encoded_steps single_process(const trial::catalog& trial, const plan::read_plan&
                              const pipeline::pipeline_options& options) {
   encoded_steps out;
   auto run = pipeline::run_statistics(trial, plan, options, [&](const stats::step_statistics& s) {
-    encode_step(s.step, s.records, out.emplace_back());
+    pack_step(s.step, s.records, out.emplace_back());
   });
   EXPECT_TRUE(run.has_value());
   return out;
@@ -86,7 +86,7 @@ encoded_steps threaded(const trial::catalog& trial, const plan::read_plan& plan,
     threads.emplace_back([&, r] {
       thread_transport t(net, r);
       auto run = run_statistics_on(t, trial, plan, options, [&](const stats::step_statistics& s) {
-        encode_step(s.step, s.records, out.emplace_back());
+        pack_step(s.step, s.records, out.emplace_back());
       }, how);
       if (!run) outcome[static_cast<std::size_t>(r)] = run.error_status();
     });
@@ -168,6 +168,7 @@ TEST(RecordCodec, RoundTripsEveryField) {
   r.step = 17;
   r.mode = mode::eval;
   r.mode_step = 4;
+  r.wall_time = 1700000000.25;
   r.raw_status = status(error_code::data_loss, "events/x: record at byte 12: bad CRC");
   r.type = dtype::float16;
   r.shape = {2, 3};
@@ -192,12 +193,13 @@ TEST(RecordCodec, RoundTripsEveryField) {
   sums.count = {2, 2, 2};
   sums.nan_count = sums.pos_inf_count = sums.neg_inf_count = {0, 0, 0};
   r.channel_sums = {sums};
+  r.strings = {"0-1", "", std::string("nul\0byte", 8)};  // keep_strings (TreeDepth's links)
   const std::vector<uint16_t> halves = {1, 2, 3, 4, 5, 6};
   r.values_data = reinterpret_cast<const std::byte*>(halves.data());
 
   std::vector<std::byte> bytes;
-  encode_step(17, std::span(&r, 1), bytes);
-  auto decoded = decode_step(bytes);
+  pack_step(17, std::span(&r, 1), bytes);
+  auto decoded = unpack_step(bytes);
   ASSERT_TRUE(decoded.has_value()) << decoded.error_status().to_string();
   ASSERT_EQ(decoded->records.size(), 1U);
   const auto& d = decoded->records[0];
@@ -209,15 +211,17 @@ TEST(RecordCodec, RoundTripsEveryField) {
   EXPECT_EQ(d.histogram->counts, r.histogram->counts);
   EXPECT_EQ(d.previous[0].allclose_violations, c.allclose_violations);
   EXPECT_EQ(d.channel_sums[0].sum, sums.sum);
+  EXPECT_EQ(d.wall_time, r.wall_time);
+  EXPECT_EQ(d.strings, r.strings);
   ASSERT_NE(d.values_data, nullptr);
   EXPECT_EQ(std::memcmp(d.values_data, halves.data(), 12), 0);
   // Encoding the decoded record gives the same bytes.
   std::vector<std::byte> again;
-  encode_step(17, decoded->records, again);
+  pack_step(17, decoded->records, again);
   EXPECT_EQ(again, bytes);
   // Cut short anywhere: data_loss, never a crash.
   for (std::size_t n = 0; n < bytes.size(); n += 7) {
-    auto cut = decode_step(std::span(bytes.data(), n));
+    auto cut = unpack_step(std::span(bytes.data(), n));
     EXPECT_FALSE(cut.has_value());
   }
 }
@@ -240,11 +244,11 @@ TEST(RecordCodec, BatchesOfStepsReadBackInOrder) {
   for (const int64_t want : {5, 6, 7}) {
     auto message = next_batched_step(batch, at);
     ASSERT_TRUE(message.has_value()) << message.error_status().to_string();
-    auto decoded = decode_step(*message);
+    auto decoded = unpack_step(*message);
     ASSERT_TRUE(decoded.has_value());
     EXPECT_EQ(decoded->step, want);
     EXPECT_EQ(decoded->records.size(), want == 6 ? 0U : 1U);
-    encode_step(want, decoded->records, single);
+    pack_step(want, decoded->records, single);
     EXPECT_TRUE(std::equal(single.begin(), single.end(), message->begin(), message->end()));
     if (want != 6) {
       EXPECT_EQ(decoded->records[0].moments->sum, -2.5);

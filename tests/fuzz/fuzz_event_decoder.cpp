@@ -10,14 +10,14 @@
 #include <string>
 
 #include "tests/fuzz/fuzz_check.hpp"
-#include "trialstat/io/event_decoder.hpp"
+#include "trialstat/decode/event_decoder.hpp"
 
 using namespace trialstat;
 
 namespace {
 
 /// The parts of a decoded record that must not depend on the decoder's history.
-std::string summary_of(const io::event_record& r) {
+std::string summary_of(const decode::event_record& r) {
   std::string s;
   s += std::to_string(r.step) + '|' + std::string(r.tag) + '|' + std::to_string(r.mode_step) + '|' +
        std::to_string(static_cast<int>(r.mode)) + '|' + std::to_string(r.proto_dtype) + '|' +
@@ -31,8 +31,8 @@ std::string summary_of(const io::event_record& r) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   const auto payload = fuzz::as_bytes(data, size);
-  static io::event_decoder decoder;  // reused across inputs, as the readers do
-  io::event_record record;
+  static decode::event_decoder decoder;  // reused across inputs, as the readers do
+  decode::event_record record;
   const status s = decoder.decode(payload, record);
   if (!s.ok()) {
     FUZZ_CHECK(s.code() == error_code::data_loss || s.code() == error_code::unsupported_dtype,
@@ -61,7 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
                "a string item outside the payload");
   }
   const std::string first = summary_of(record);
-  io::event_record again;
+  decode::event_record again;
   FUZZ_CHECK(decoder.decode(payload, again).ok(), "a second decode failed");
   FUZZ_CHECK(summary_of(again) == first, "a second decode gave a different record");
   return 0;

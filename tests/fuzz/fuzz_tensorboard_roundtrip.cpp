@@ -19,7 +19,7 @@
 #include "event.pb.h"
 #include "tests/fuzz/fuzz_check.hpp"
 #include "tests/fuzz/fuzz_files.hpp"
-#include "trialstat/io/event_decoder.hpp"
+#include "trialstat/decode/event_decoder.hpp"
 #include "trialstat/io/record_reader.hpp"
 #include "trialstat/writer/tensorboard_event_file.hpp"
 
@@ -102,12 +102,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
 
   const auto bytes = fuzz::read_file_bytes(file->path());
   io::record_scanner scanner(bytes, file->path().string());
-  io::event_decoder decoder;
+  decode::event_decoder decoder;
   for (std::size_t r = 0; r <= records.size(); ++r) {
     const auto frame = scanner.next();
     FUZZ_CHECK(frame.has_value(), frame.error_status().to_string());
     FUZZ_CHECK(frame->footer == io::footer_kind::payload_crc, "TensorBoard footer expected");
-    io::event_record decoded;
+    decode::event_record decoded;
     const status s = decoder.decode(frame->payload, decoded);
     FUZZ_CHECK(s.ok(), s.to_string());
     smdebug::Event event;

@@ -11,12 +11,12 @@
 
 #include "tests/rules/rule_harness.hpp"
 #include "trialstat/io/file_reader.hpp"
-#include "trialstat/io/read_tensor_record.hpp"
+#include "trialstat/decode/indexed_record.hpp"
 
 namespace trialstat::rule_testing {
 
 /// Elements of a decoded float32/float64 record as doubles; nullopt for other dtypes.
-inline std::optional<tensor_value> to_doubles(const io::event_record& e) {
+inline std::optional<tensor_value> to_doubles(const decode::event_record& e) {
   tensor_value v;
   v.shape = e.shape;
   v.data.resize(static_cast<std::size_t>(e.num_elements));
@@ -43,7 +43,8 @@ class golden_reader {
   std::optional<tensor_value> read(const trial::record_location& at) {
     auto file = open(at.event_file);
     if (file == nullptr) return std::nullopt;
-    const status s = io::read_tensor_record(*file, at.start_bytes, at.length_bytes, buffers_, record_);
+    const status s = decode::read_tensor_record(*file, {at.start_bytes, at.length_bytes}, buffers_,
+                                                      record_);
     EXPECT_TRUE(s.ok()) << s.to_string();
     if (!s.ok()) return std::nullopt;
     return to_doubles(record_);
@@ -85,8 +86,8 @@ class golden_reader {
 
   const trial::catalog& trial_;
   std::map<trial::file_id, std::unique_ptr<io::file_reader>> files_;
-  io::record_read_buffers buffers_;
-  io::event_record record_;
+  decode::record_read_buffers buffers_;
+  decode::event_record record_;
 };
 
 /// A golden trial's catalog and expected.json.

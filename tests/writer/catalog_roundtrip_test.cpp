@@ -12,7 +12,7 @@
 
 #include "tests/support/shared_trials.hpp"
 #include "trialstat/io/file_reader.hpp"
-#include "trialstat/io/read_tensor_record.hpp"
+#include "trialstat/decode/indexed_record.hpp"
 #include "trialstat/trial/catalog.hpp"
 #include "trialstat/writer/trial_writer.hpp"
 
@@ -125,8 +125,8 @@ TEST(CatalogRoundTrip, WriterTrialReadsBackThroughCatalog) {
   ASSERT_EQ(c->workers().size(), 2u);
 
   // Every dtype's raw record decodes to the bytes written, for each step and worker.
-  trialstat::io::record_read_buffers buffers;
-  trialstat::io::event_record rec;
+  trialstat::decode::record_read_buffers buffers;
+  trialstat::decode::event_record rec;
   std::size_t checked = 0;
   for (const auto& p : plan) {
     for (const char* worker : {"worker_0", "worker_1"}) {
@@ -138,8 +138,8 @@ TEST(CatalogRoundTrip, WriterTrialReadsBackThroughCatalog) {
         ASSERT_TRUE(e != nullptr && e->raw.has_value()) << t.name << " @ " << p.global;
         auto file = trialstat::io::file_reader::open(root / c->event_file(e->raw->event_file));
         ASSERT_TRUE(file.has_value());
-        const auto s = trialstat::io::read_tensor_record(*file, e->raw->start_bytes,
-                                                         e->raw->length_bytes, buffers, rec);
+        const auto s = trialstat::decode::read_tensor_record(
+            *file, {e->raw->start_bytes, e->raw->length_bytes}, buffers, rec);
         ASSERT_TRUE(s.ok()) << s.to_string();
         EXPECT_EQ(rec.tag, t.name);
         EXPECT_EQ(rec.type, t.type);

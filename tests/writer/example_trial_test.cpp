@@ -20,7 +20,7 @@
 #include "tools/example_trial/example_trial.hpp"
 #include "tools/example_trial/example_trial_cli.hpp"
 #include "trialstat/io/file_reader.hpp"
-#include "trialstat/io/read_tensor_record.hpp"
+#include "trialstat/decode/indexed_record.hpp"
 #include "trialstat/trial/catalog.hpp"
 
 namespace ex = trialstat::example;
@@ -58,10 +58,10 @@ std::vector<float> values(const catalog& c, std::string_view tensor, int64_t ste
   auto file = c.source().open(c.event_file(entry->raw->event_file).string());
   EXPECT_TRUE(file.has_value());
   if (!file) return {};
-  trialstat::io::record_read_buffers buffers;
-  trialstat::io::event_record rec;
-  const auto s = trialstat::io::read_tensor_record(**file, entry->raw->start_bytes,
-                                                   entry->raw->length_bytes, buffers, rec);
+  trialstat::decode::record_read_buffers buffers;
+  trialstat::decode::event_record rec;
+  const auto s = trialstat::decode::read_tensor_record(
+      **file, {entry->raw->start_bytes, entry->raw->length_bytes}, buffers, rec);
   EXPECT_TRUE(s.ok()) << s.to_string();
   EXPECT_EQ(rec.type, trialstat::dtype::float32);
   std::vector<float> out(static_cast<std::size_t>(rec.num_elements));

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Read-back round trip: what trial_writer writes, trialstat's own reader (io::read_file,
-// io::record_scanner / io::parse_record, io::event_decoder, io::read_tensor_record) gives back
-// exactly — every dtype, 0-d and empty tensors, strings, both footer kinds.
+// io::record_scanner / io::parse_record, decode::event_decoder, decode::read_tensor_record)
+// gives back exactly — every dtype, 0-d and empty tensors, strings, both footer kinds.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -11,9 +11,9 @@
 
 #include "tests/support/shared_trials.hpp"
 #include "tests/writer/golden_walk.hpp"
-#include "trialstat/io/event_decoder.hpp"
+#include "trialstat/decode/event_decoder.hpp"
 #include "trialstat/io/file_reader.hpp"
-#include "trialstat/io/read_tensor_record.hpp"
+#include "trialstat/decode/indexed_record.hpp"
 #include "trialstat/io/record_reader.hpp"
 #include "trialstat/writer/trial_writer.hpp"
 
@@ -74,7 +74,7 @@ void write_all(tw::trial_writer& w, const std::vector<written_tensor>& tensors) 
   }
 }
 
-void expect_record_matches(const trialstat::io::event_record& rec, const written_tensor& t,
+void expect_record_matches(const trialstat::decode::event_record& rec, const written_tensor& t,
                            int64_t step, mode m, int64_t mode_step) {
   SCOPED_TRACE(t.name);
   EXPECT_EQ(rec.tag, t.name);
@@ -128,8 +128,8 @@ TEST_P(RoundTrip, EveryDtypeThroughScannerAndIndex) {
   ASSERT_TRUE(size.has_value()) << size.error_status().to_string();
   trialstat::io::record_scanner scanner(std::span<const std::byte>(file.data(), *size),
                                         event_path.string());
-  trialstat::io::event_decoder decoder;
-  trialstat::io::event_record rec;
+  trialstat::decode::event_decoder decoder;
+  trialstat::decode::event_record rec;
   const auto expected_footer = GetParam() == tw::footer_policy::payload_crc
                                    ? trialstat::io::footer_kind::payload_crc
                                    : trialstat::io::footer_kind::smdebug_constant;
@@ -158,14 +158,14 @@ TEST_P(RoundTrip, EveryDtypeThroughScannerAndIndex) {
   EXPECT_EQ(index["meta"]["mode_step"], 17);
   auto reader = trialstat::io::file_reader::open(event_path);
   ASSERT_TRUE(reader.has_value());
-  trialstat::io::record_read_buffers buffers;
+  trialstat::decode::record_read_buffers buffers;
   ASSERT_EQ(index["tensor_payload"].size(), tensors.size());
   for (std::size_t k = 0; k < tensors.size(); ++k) {
     const auto& e = index["tensor_payload"][k];
     EXPECT_EQ(e["tensorname"], tensors[k].name);
     EXPECT_EQ(e["start_idx"].get<uint64_t>(), offsets[k]);
-    const auto s = trialstat::io::read_tensor_record(*reader, e["start_idx"].get<uint64_t>(),
-                                                     e["length"].get<uint64_t>(), buffers, rec);
+    const auto s = trialstat::decode::read_tensor_record(
+        *reader, {e["start_idx"].get<uint64_t>(), e["length"].get<uint64_t>()}, buffers, rec);
     ASSERT_TRUE(s.ok()) << s.to_string();
     expect_record_matches(rec, tensors[k], 1001, mode::eval, 17);
   }
@@ -189,10 +189,12 @@ TEST(RoundTrip, ReductionRecordsDecodeAsZeroDimFloat32) {
   EXPECT_EQ(e["tensorname"], "smdebug/reductions/variance/MLP_fc1.weight");
   auto reader = trialstat::io::file_reader::open(root / tw::trial_writer::event_file_path(0, "worker_0"));
   ASSERT_TRUE(reader.has_value());
-  trialstat::io::record_read_buffers buffers;
-  trialstat::io::event_record rec;
-  ASSERT_TRUE(trialstat::io::read_tensor_record(*reader, e["start_idx"].get<uint64_t>(),
-                                                e["length"].get<uint64_t>(), buffers, rec).ok());
+  trialstat::decode::record_read_buffers buffers;
+  trialstat::decode::event_record rec;
+  ASSERT_TRUE(trialstat::decode::read_tensor_record(
+                  *reader, {e["start_idx"].get<uint64_t>(), e["length"].get<uint64_t>()},
+                  buffers, rec)
+                  .ok());
   EXPECT_EQ(rec.step, 0);  // absent on the wire
   EXPECT_EQ(rec.type, dtype::float32);
   EXPECT_TRUE(rec.shape.empty());

@@ -27,11 +27,11 @@
 #include <utility>
 #include <vector>
 
+#include "trialstat/decode/indexed_record.hpp"
 #include "trialstat/frontend/device_options.hpp"
 #include "trialstat/frontend/open_catalog.hpp"
 #include "trialstat/frontend/rule_invocations.hpp"
 #include "trialstat/frontend/statistics_row.hpp"
-#include "trialstat/io/read_tensor_record.hpp"
 #include "trialstat/pipeline/rule_session.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 #include "trialstat/report/html_report.hpp"
@@ -207,6 +207,7 @@ class py_catalog {
                    fmt::format("no entry for tensor '{}' at step {} of worker '{}'", name, step, worker)));
     }
     const trial::record_location* location = nullptr;
+    std::string tag = name;  // what the index says the record holds (FORMAT §7)
     if (reduction.empty()) {
       if (e->raw) location = &*e->raw;
     } else {
@@ -214,37 +215,39 @@ class py_catalog {
       for (const auto& r : e->reductions) {
         if (op && r.op == *op && r.abs == abs) location = &r.location;
       }
+      if (op) tag = decode::saved_reduction_tag(trial::reduction_name(*op), abs, name);
     }
     if (!location) {
       raise(status(error_code::not_found,
                    fmt::format("tensor '{}' at step {} of worker '{}' has no {} record", name, step,
                                worker, reduction.empty() ? std::string("raw") : reduction)));
     }
-    return read_location(*location);
+    return read_location({location->start_bytes, location->length_bytes, tag, !reduction.empty()},
+                         location->event_file);
   }
 
-  nb::object read_location(const trial::record_location& location) {
-    auto it = readers_.find(location.event_file);
+  /// The record `expected` names in `event_file`, verified and decoded by
+  /// decode::read_tensor_record (one retry after refreshing the size of a growing file).
+  nb::object read_location(const decode::record_expectation& expected, trial::file_id event_file) {
+    auto it = readers_.find(event_file);
     if (it == readers_.end()) {
-      auto reader = unwrap(catalog_.source().open(catalog_.event_file_key(location.event_file)));
-      it = readers_.emplace(location.event_file, std::move(reader)).first;
+      auto reader = unwrap(catalog_.source().open(catalog_.event_file_key(event_file)));
+      it = readers_.emplace(event_file, std::move(reader)).first;
     }
     // Fresh buffers per read so that the record bytes can become the array's memory.
-    auto buffers = std::make_unique<io::record_read_buffers>();
-    io::event_record record;
-    status s = io::read_tensor_record(*it->second, location.start_bytes, location.length_bytes,
-                                      *buffers, record);
+    auto buffers = std::make_unique<decode::record_read_buffers>();
+    decode::event_record record;
+    status s = decode::read_tensor_record(*it->second, expected, *buffers, record);
     if (s.code() == error_code::truncated_record && it->second->refresh_size().ok()) {
-      s = io::read_tensor_record(*it->second, location.start_bytes, location.length_bytes, *buffers,
-                                 record);
+      s = decode::read_tensor_record(*it->second, expected, *buffers, record);
     }
     if (!s.ok()) raise(s);
     return to_array(record, std::move(buffers));
   }
 
  private:
-  static nb::object to_array(const io::event_record& record,
-                             std::unique_ptr<io::record_read_buffers> buffers) {
+  static nb::object to_array(const decode::event_record& record,
+                             std::unique_ptr<decode::record_read_buffers> buffers) {
     nb::list dims;
     for (auto v : record.shape) dims.append(v);
     nb::tuple shape(dims);
@@ -284,7 +287,7 @@ class py_catalog {
       // Zero copy: the array views the record buffer, which the capsule owns.
       auto* owned = buffers.release();
       nb::capsule owner(owned, [](void* p) noexcept {
-        delete static_cast<io::record_read_buffers*>(p);
+        delete static_cast<decode::record_read_buffers*>(p);
       });
       return nb::cast(nb::ndarray<nb::numpy>(const_cast<std::byte*>(data), extents.size(),
                                              extents.data(), owner, nullptr, *np_type));

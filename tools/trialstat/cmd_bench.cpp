@@ -23,7 +23,7 @@
 #include "tools/example_trial/example_trial_cli.hpp"
 #include "tools/trialstat/commands.hpp"
 #include "trialstat/config.hpp"
-#include "trialstat/io/read_tensor_record.hpp"
+#include "trialstat/decode/indexed_record.hpp"
 #include "trialstat/stats/axis_counts.hpp"
 #include "trialstat/stats/histogram.hpp"
 #include "trialstat/stats/log_histogram.hpp"
@@ -206,8 +206,8 @@ struct loaded_trial {
 result<loaded_trial> load_tensors(const trial::catalog& trial, uint64_t max_bytes) {
   loaded_trial out;
   std::map<trial::file_id, std::unique_ptr<io::object_reader>> readers;
-  io::record_read_buffers buffers;
-  io::event_record record;
+  decode::record_read_buffers buffers;
+  decode::event_record record;
   uint64_t record_bytes = 0;
   for (const auto& info : trial.step_infos()) {
     const auto entries = trial.entries_at(info.step);
@@ -227,8 +227,8 @@ result<loaded_trial> load_tensors(const trial::catalog& trial, uint64_t max_byte
         out.event_files.push_back(key);
         out.event_file_bytes += reader->second->size_bytes();
       }
-      TRIALSTAT_RETURN_IF_ERROR(io::read_tensor_record(*reader->second, e.raw->start_bytes,
-                                                       e.raw->length_bytes, buffers, record));
+      TRIALSTAT_RETURN_IF_ERROR(decode::read_tensor_record(
+          *reader->second, {e.raw->start_bytes, e.raw->length_bytes}, buffers, record));
       if (!dtype_is_real_numeric(record.type) || record.num_elements == 0) {
         ++out.skipped_count;
         continue;

@@ -277,7 +277,7 @@ result<pipeline::pipeline_counters> run_statistics_on(transport& ranks, const tr
       }
       auto message = next_batched_step(batch, at);
       if (!message) return fail(message.error_status());
-      auto decoded = decode_step(*message);
+      auto decoded = unpack_step(*message);
       if (!decoded) return fail(decoded.error_status());
       if (decoded->step != step) {
         return fail(status(error_code::data_loss, fmt::format("rank {} sent step {} where step {} was "

@@ -12,13 +12,11 @@
 namespace trialstat::distributed {
 namespace {
 
-/// Bytes the records of one entry need read (raw record if the request needs it, reductions).
+/// Bytes the records of one entry need read (plan::for_each_needed_record).
 uint64_t entry_bytes(const trial::tensor_entry& entry, const stats::statistics_request& request) {
   uint64_t bytes = 0;
-  if (entry.raw && request.needs_raw()) bytes += entry.raw->length_bytes;
-  if (request.saved_reductions) {
-    for (const auto& r : entry.reductions) bytes += r.location.length_bytes;
-  }
+  plan::for_each_needed_record(entry, request,
+                               [&](const trial::record_location& at) { bytes += at.length_bytes; });
   return bytes;
 }
 

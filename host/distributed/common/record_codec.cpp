@@ -133,6 +133,10 @@ class reader {
 
 // The field lists, one per non-trivially-copyable type, shared by writing and reading.
 template <typename IO>
+void fields(IO& io, std::string& s) {
+  io.str(s);
+}
+template <typename IO>
 void fields(IO& io, stats::histogram& h) {
   io.pod(h.bins);
   io.pod(h.lo);
@@ -177,6 +181,7 @@ void fields(IO& io, stats::statistics_record& r) {
   io.pod(r.step);
   io.pod(r.mode);
   io.pod(r.mode_step);
+  io.opt(r.wall_time);
   auto code = r.raw_status.code();
   std::string message = r.raw_status.message();
   io.pod(code);
@@ -195,6 +200,7 @@ void fields(IO& io, stats::statistics_record& r) {
   io.vec(r.percentiles);
   io.vec(r.equal_counts);
   io.vec(r.channel_sums);
+  io.vec(r.strings);
   if constexpr (IO::reading) {
     uint64_t size = 0;
     r.values_data = io.bytes(size);
@@ -209,7 +215,7 @@ void fields(IO& io, stats::statistics_record& r) {
 
 namespace {
 
-/// Appends the message for `step` to `out` (what encode_step writes).
+/// Appends the message for `step` to `out` (what pack_step writes).
 void write_step(int64_t step, std::span<const stats::statistics_record> records, std::vector<std::byte>& out) {
   writer w(out);
   w.pod(step_magic);
@@ -220,7 +226,7 @@ void write_step(int64_t step, std::span<const stats::statistics_record> records,
 
 }  // namespace
 
-void encode_step(int64_t step, std::span<const stats::statistics_record> records, std::vector<std::byte>& out) {
+void pack_step(int64_t step, std::span<const stats::statistics_record> records, std::vector<std::byte>& out) {
   out.clear();
   write_step(step, records, out);
 }
@@ -249,10 +255,10 @@ result<std::span<const std::byte>> next_batched_step(std::span<const std::byte> 
   return step;
 }
 
-result<decoded_step> decode_step(std::span<const std::byte> bytes) {
+result<unpacked_step> unpack_step(std::span<const std::byte> bytes) {
   reader in(bytes);
   uint32_t magic = 0;
-  decoded_step out;
+  unpacked_step out;
   uint64_t count = 0;
   in.pod(magic);
   in.pod(out.step);

@@ -105,8 +105,17 @@ using statistics_source = std::function<result<pipeline_counters>(
 /// pass (every remaining step, complete or not, unfinished records failing individually), calls
 /// each rule's `finish` and concludes: IssuesFound when a rule has findings, else NoIssuesFound.
 ///
+/// Other trials (SimilarAcrossRuns, `rules::rule::other_trial_location`): the session opens the
+/// rule's other trial (a catalog it owns; Error for the rule when it cannot be opened, with the
+/// message "<rule>: cannot open other_trials '<location>': ..."), calls the rule's
+/// `prepare_other_trial` before each `prepare`, and before each `evaluate_step` reads that global
+/// step of the other trial through a statistics stream of its own (the rule's plan for it, the
+/// session's options, records cut short failing individually) and hands its records to
+/// `evaluate_other_step`. A failed read of the other trial ends that rule with Error.
+///
 /// Not thread-safe; the catalog must outlive the session and must not be refreshed during a
-/// call. Memory: the stream's (two steps' event files + pairwise history) plus the findings.
+/// call. Memory: the stream's (two steps' event files + pairwise history) plus the findings,
+/// plus one more stream per other trial.
 class rule_session {
  public:
   /// @param trial    the catalog (refreshed by the caller between calls when `live`)

@@ -41,4 +41,21 @@ class read_plan {
   std::map<trial::tensor_id, stats::statistics_request> requests_;
 };
 
+/// @brief Call `on_record(const trial::record_location&)` for each record of `entry` that
+/// `request` needs read, in this order: the raw tensor's record when the request needs it decoded
+/// (`needs_raw()`, or `wall_time`); then every saved reduction's record with `saved_reductions`,
+/// or else, for a `wall_time` request of an entry without a raw record, the first saved
+/// reduction's (its wall time). The one definition of "what a request reads", shared by the step
+/// reader, the live completeness check, the read-ahead size estimate and the MPI partition.
+template <typename Function>
+void for_each_needed_record(const trial::tensor_entry& entry,
+                            const stats::statistics_request& request, Function&& on_record) {
+  if (entry.raw && (request.needs_raw() || request.wall_time)) on_record(*entry.raw);
+  if (request.saved_reductions) {
+    for (const auto& reduction : entry.reductions) on_record(reduction.location);
+  } else if (request.wall_time && !entry.raw && !entry.reductions.empty()) {
+    on_record(entry.reductions.front().location);
+  }
+}
+
 }  // namespace trialstat::plan

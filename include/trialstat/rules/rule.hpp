@@ -55,6 +55,33 @@ class rule {
   ///   rule's status is then Error with this message.
   [[nodiscard]] virtual status prepare(const trial::catalog& trial, plan::read_plan& plan) = 0;
 
+  /// @brief Another trial this rule compares with (additive hook, SimilarAcrossRuns): its
+  /// location — a folder or s3://bucket/prefix —, or "" (the default) for none. Rules never open
+  /// trials or event files themselves: a rule session (pipeline/rule_session.hpp) opens this one
+  /// once (S3 settings from the environment), calls `prepare_other_trial` before each `prepare`,
+  /// reads the other trial through its own read plan and statistics stream, and hands its records
+  /// of each global step to `evaluate_other_step` just before the `evaluate_step` of that step.
+  /// A trial that cannot be opened ends the rule with status Error.
+  [[nodiscard]] virtual std::string other_trial_location() const { return {}; }
+
+  /// @brief Add to `other_plan` what this rule needs from the other trial `other` (requests by
+  /// the other trial's tensor ids; the step range and workers are the session's), resolving
+  /// the tensors shared with `trial`. Called before each `prepare` (again when a live base trial
+  /// changed; the session refreshes `other` first). `other` outlives the rule's later calls.
+  /// @return ok; or invalid_argument as `prepare` (the rule's status is then Error).
+  [[nodiscard]] virtual status prepare_other_trial(const trial::catalog& /*trial*/,
+                                                   const trial::catalog& /*other*/,
+                                                   plan::read_plan& /*other_plan*/) {
+    return status::success();
+  }
+
+  /// @brief The other trial's records at the global step of the next `evaluate_step` (every
+  /// worker; only tensors `prepare_other_trial` requested; kept values valid during this call
+  /// only, so copy what is needed). Not called when the other trial did not save that step.
+  /// Must not throw.
+  virtual void evaluate_other_step(const trial::catalog& /*other*/,
+                                   const stats::step_statistics& /*step*/) {}
+
   /// @brief Called once with the merged plan of every rule, after all `prepare` calls and
   /// before the first `evaluate_step` (additive hook). Records list allclose violations and
   /// axis-0 counts parallel to the *merged* request's lists, which can hold other rules' entries

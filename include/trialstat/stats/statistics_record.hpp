@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "trialstat/dtype.hpp"
@@ -64,8 +65,9 @@ struct statistics_record {
   int64_t step = 0;                     ///< global step
   trialstat::mode mode = trialstat::mode::global;
   int64_t mode_step = 0;
-  /// Event.wall_time of the raw tensor's record (seconds since the epoch); absent when the raw
-  /// tensor was not read or could not be decoded.
+  /// Event.wall_time (seconds since the epoch) of the raw tensor's record, or — with
+  /// `statistics_request::wall_time` for an entry that saved reductions only — of its first saved
+  /// reduction's record; absent when no such record was read or it could not be decoded.
   std::optional<double> wall_time;
 
   /// ok, or why the raw tensor could not be used (not saved, corrupt record, unsupported dtype):
@@ -95,6 +97,10 @@ struct statistics_record {
   std::vector<equal_count> equal_counts;
   /// One per requested axis valid for this tensor's rank (`axis` normalised to [0, rank)).
   std::vector<stats::channel_sums> channel_sums;
+  /// `statistics_request::keep_strings`: the string_val items of a string tensor, in order
+  /// (byte strings, any content; FORMAT §4). Empty when not requested, for a numeric tensor, for
+  /// an empty string tensor, or when the record is unreadable (`raw_status`).
+  std::vector<std::string> strings;
   /// `keep_values`: the decoded elements (host memory, little-endian `type`, `num_elements`,
   /// C order, any alignment). Valid only during the step callback; null when not requested or
   /// when the raw tensor is unusable (`raw_status`).

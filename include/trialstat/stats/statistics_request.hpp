@@ -42,6 +42,17 @@ struct statistics_request {
   /// the step callback only), for rules that combine the raw values of several tensors at one
   /// step (Confusion, ClassImbalance) or compare them with another trial (SimilarAcrossRuns).
   bool keep_values = false;
+  /// Hand the decoded string values of a string tensor (FORMAT §4: DT_STRING, or dtype 0 with
+  /// string_val) to the rules, as `statistics_record::strings` (owned copies, kept with the
+  /// record), for rules that read string tensors (TreeDepth: trees/ID, trees/Yes, trees/No).
+  /// The raw record is decoded; a string tensor still gets no numeric statistics (its
+  /// `raw_status` says unsupported_dtype). Numeric tensors get no strings.
+  bool keep_strings = false;
+  /// Deliver `statistics_record::wall_time` (Event.wall_time) even when nothing else needs the
+  /// record decoded: the raw tensor's record, or, when only reductions were saved, the first saved
+  /// reduction's record is read and decoded for its wall time alone (no statistics), for rules
+  /// that time the steps (StalledTrainingRule). Records that are decoded anyway always carry it.
+  bool wall_time = false;
 
   /// @brief Sort and deduplicate the lists in place (a single rule may repeat an entry), as
   /// `merge` keeps them; NaN percentiles and values are dropped.
@@ -51,11 +62,12 @@ struct statistics_request {
   void merge(const statistics_request& other);
 
   /// @brief Whether anything requested needs the raw tensor decoded (moments, histogram,
-  /// log-scale histogram, history, axis-0 counts, percentiles, equality counts, channel sums or
-  /// kept values).
+  /// log-scale histogram, history, axis-0 counts, percentiles, equality counts, channel sums,
+  /// kept values or kept strings).
   [[nodiscard]] bool needs_raw() const noexcept {
     return moments || histogram_bins > 0 || log_histogram || history_depth > 0 || !axis0.empty() ||
-           !percentiles.empty() || !equal_values.empty() || !channel_axes.empty() || keep_values;
+           !percentiles.empty() || !equal_values.empty() || !channel_axes.empty() || keep_values ||
+           keep_strings;
   }
 };
 

@@ -2,6 +2,11 @@
 /// @file event_decoder.hpp
 /// @brief Decodes one event payload (Event → Summary → Value → TensorProto) by walking the
 /// protobuf wire format directly, without materialising messages. Source: spec/FORMAT.md §3–§5.
+///
+/// Callers: `decode::decode_indexed_record` (decode/indexed_record.hpp) — the one decode of an
+/// indexed record, used by the statistics stage's step reader and by `read_tensor_record` (the
+/// Python `Tensor.value` path, `trialstat bench`) —, the catalog's scan of event files that
+/// have no index file (host/trial), and the decode tests and fuzzers.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +19,7 @@
 #include "trialstat/status.hpp"
 #include "trialstat/tensor_view.hpp"
 
-namespace trialstat::io {
+namespace trialstat::decode {
 
 /// @brief One decoded tensor record. String views and `content` point into the payload passed
 /// to `event_decoder::decode` (or into the decoder's scratch, for typed-field fallbacks): they
@@ -79,4 +84,4 @@ class event_decoder {
   std::vector<std::byte> scratch_;
 };
 
-}  // namespace trialstat::io
+}  // namespace trialstat::decode
