@@ -13,10 +13,9 @@
 #include <fmt/format.h>
 
 #include "tests/reference/reference_stats.hpp"
+#include "tests/support/evaluate_rule.hpp"
 #include "tests/support/shared_trials.hpp"
-#include "trialstat/pipeline/rule_runner.hpp"
 #include "trialstat/rules/rule.hpp"
-#include "trialstat/trial/catalog.hpp"
 #include "trialstat/writer/trial_writer.hpp"
 
 namespace trialstat {
@@ -99,34 +98,10 @@ tensor_spec& find(std::vector<tensor_spec>& tensors, const std::string& name) {
   return tensors.front();
 }
 
-struct outcome {
-  rules::rule_status status = rules::rule_status::error;
-  std::string details;
-  std::vector<std::string> warnings;
-  std::vector<rules::finding> findings;
-};
+using outcome = pipeline::rule_result;
 
 outcome evaluate(const std::filesystem::path& root, const rules::rule_parameters& params = {}) {
-  outcome out;
-  auto catalog = trial::catalog::open(root);
-  EXPECT_TRUE(catalog.has_value()) << catalog.error_status().to_string();
-  if (!catalog) return out;
-  std::vector<pipeline::rule_invocation> invocations(1);
-  invocations[0].configuration_name = "ReplicaConsistency";
-  auto made = rules::make_rule("ReplicaConsistency", params);
-  if (made) {
-    invocations[0].rule = std::move(*made);
-  } else {
-    invocations[0].error = made.error_status();
-  }
-  auto results = pipeline::evaluate_rules(*catalog, invocations, pipeline::pipeline_options{});
-  EXPECT_TRUE(results.has_value()) << results.error_status().to_string();
-  if (!results || results->empty()) return out;
-  out.status = (*results)[0].status;
-  out.details = (*results)[0].status_details;
-  out.warnings = (*results)[0].warnings;
-  out.findings = (*results)[0].findings;
-  return out;
+  return testing::evaluate_rule(root, "ReplicaConsistency", params);
 }
 
 /// "step tensor worker" of each finding, for whole-list assertions.
@@ -144,7 +119,7 @@ TEST(ReplicaConsistency, IdenticalReplicasAreQuiet) {
   for (const int workers : {2, 8}) {
     const auto root = write_trial(fmt::format("replica_identical_{}", workers), workers, 4);
     const outcome o = evaluate(root);
-    EXPECT_EQ(o.status, rules::rule_status::no_issues_found) << o.details;
+    EXPECT_EQ(o.status, rules::rule_status::no_issues_found) << o.status_details;
     EXPECT_TRUE(o.findings.empty()) << workers << " workers: " << o.findings.size();
   }
 }
@@ -161,7 +136,7 @@ TEST(ReplicaConsistency, OneUlpOnOneWorkerIsExactlyThatFinding) {
     return true;
   });
   const outcome o = evaluate(root);
-  EXPECT_EQ(o.status, rules::rule_status::issues_found) << o.details;
+  EXPECT_EQ(o.status, rules::rule_status::issues_found) << o.status_details;
   ASSERT_EQ(where(o), (std::vector<std::string>{"2 fc1.weight worker_2"}));
   const rules::finding& f = o.findings[0];
   EXPECT_EQ(f.value, 1.0);
@@ -199,7 +174,7 @@ TEST(ReplicaConsistency, SignedZeroAndNanInTheSamePlaceAgree) {
     return true;
   });
   const outcome o = evaluate(root);
-  EXPECT_EQ(o.status, rules::rule_status::no_issues_found) << o.details;
+  EXPECT_EQ(o.status, rules::rule_status::no_issues_found) << o.status_details;
   EXPECT_TRUE(o.findings.empty()) << (o.findings.empty() ? "" : o.findings[0].message);
 }
 
@@ -299,8 +274,8 @@ TEST(ReplicaConsistency, ReferenceWorker) {
   EXPECT_EQ(against_2.findings[0].value, 1.0);
   const outcome unknown = evaluate(root, {{"reference_worker", "worker_9"}});
   EXPECT_EQ(unknown.status, rules::rule_status::error);
-  EXPECT_TRUE(contains(unknown.details, "'reference_worker'")) << unknown.details;
-  EXPECT_TRUE(contains(unknown.details, "worker_9")) << unknown.details;
+  EXPECT_TRUE(contains(unknown.status_details, "'reference_worker'")) << unknown.status_details;
+  EXPECT_TRUE(contains(unknown.status_details, "worker_9")) << unknown.status_details;
 }
 
 TEST(ReplicaConsistency, ModeAndCollectionSelection) {
