@@ -29,8 +29,8 @@ struct builtin {
   factory make;                 ///< null: in spec/RULES.md but not implemented
 };
 
-// spec/RULES.md §3 order (rulesconfig list order).
-constexpr std::array<builtin, 20> builtins = {{
+// spec/RULES.md §3 order (rulesconfig list order), then trialstat's own rules.
+constexpr std::array<builtin, 21> builtins = {{
     {"VanishingGradient", "vanishing_gradient",
      &build<vanishing_gradient_params, parse_vanishing_gradient_params, make_vanishing_gradient>},
     {"SimilarAcrossRuns", "similar_across_runs",
@@ -74,6 +74,9 @@ constexpr std::array<builtin, 20> builtins = {{
     {"FeatureImportanceOverweight", "feature_importance_overweight",
      &build<feature_importance_overweight_params, parse_feature_importance_overweight_params,
             make_feature_importance_overweight>},
+    {"ReplicaConsistency", "replica_consistency",
+     &build<replica_consistency_params, parse_replica_consistency_params,
+            make_replica_consistency>},
 }};
 
 std::string implemented_list() {

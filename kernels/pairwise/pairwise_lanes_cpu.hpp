@@ -9,7 +9,7 @@
 
 /// Lane accumulators of accumulate_pair.
 struct pair_lanes {
-  vi violations;
+  vi violations, nan_mismatches;
   vd diff_sum_squares, diff_max_abs, previous_sum_squares;
 };
 
@@ -30,9 +30,12 @@ struct pair_constants {
   const vd ab = abs(b);
   const vd tolerance = c.atol + c.rtol * ab;  // two roundings, as numpy (no FMA in this file)
   const vm within = (ad <= tolerance) & (ab <= c.dbl_max);
-  const vm both_nan = c.equal_nan & (a != a) & (b != b);
+  const vm a_nan = a != a;
+  const vm b_nan = b != b;
+  const vm both_nan = c.equal_nan & a_nan & b_nan;
   const vm close = within | (a == b) | both_nan;
   s.violations = count_if(s.violations, ~close);
+  s.nan_mismatches = count_if(s.nan_mismatches, (a_nan & ~b_nan) | (b_nan & ~a_nan));
 }
 
 template <dtype D>
@@ -58,7 +61,7 @@ template <dtype D>
                                                             const unsigned char* a,
                                                             const unsigned char* b, int64_t n) {
   pair_lanes s;
-  s.violations = zero_vi();
+  s.violations = s.nan_mismatches = zero_vi();
   s.diff_sum_squares = s.diff_max_abs = s.previous_sum_squares = splat(0.0);
   const int64_t full = n & ~int64_t{lane_count - 1};
   for (int64_t i = 0; i < full; i += lane_count) {
@@ -68,6 +71,7 @@ template <dtype D>
   pairwise_state r;
   r.count = n;
   r.violations = reduce_add(s.violations);
+  r.nan_mismatches = reduce_add(s.nan_mismatches);
   r.diff_sum_squares = reduce_add(s.diff_sum_squares);
   r.diff_max_abs = reduce_max(s.diff_max_abs);
   r.previous_sum_squares = reduce_add(s.previous_sum_squares);

@@ -8,7 +8,9 @@
 ///      close = (|a − b| ≤ atol + rtol·|b| and b finite) or a == b
 ///              or (equal_nan and a, b both NaN),
 ///    i.e. finite pairs by tolerance, infinities only to the same infinity, NaN never (or to NaN
-///    with equal_nan). The tolerance is rounded as numpy rounds it (no FMA).
+///    with equal_nan). The tolerance is rounded as numpy rounds it (no FMA);
+///  - the pairs where exactly one of a, b is NaN (a NaN facing a number: a difference that
+///    max |b − a| cannot show; ReplicaConsistency reports them).
 #pragma once
 
 #include <cstdint>
@@ -22,17 +24,18 @@ namespace trialstat::kernels {
 struct pairwise_state {
   int64_t count;
   int64_t violations;
+  int64_t nan_mismatches;
   double diff_sum_squares;
   double diff_max_abs;
   double previous_sum_squares;
 };
 
-TRIALSTAT_HD_INLINE pairwise_state pairwise_identity() { return pairwise_state{0, 0, 0.0, 0.0, 0.0}; }
+TRIALSTAT_HD_INLINE pairwise_state pairwise_identity() { return pairwise_state{0, 0, 0, 0.0, 0.0, 0.0}; }
 
 /// @brief The poisoned record (result_poison.hpp): counts −1, values NaN.
 TRIALSTAT_HD_INLINE pairwise_state pairwise_poison() {
   const double nan = quiet_nan();
-  return pairwise_state{poison_count, poison_count, nan, nan, nan};
+  return pairwise_state{poison_count, poison_count, poison_count, nan, nan, nan};
 }
 
 TRIALSTAT_HD_INLINE bool is_poisoned(const pairwise_state& s) {
@@ -46,6 +49,7 @@ TRIALSTAT_HD_INLINE pairwise_state merge_pairwise(const pairwise_state& a, const
   pairwise_state r;
   r.count = a.count + b.count;
   r.violations = a.violations + b.violations;
+  r.nan_mismatches = a.nan_mismatches + b.nan_mismatches;
   r.diff_sum_squares = a.diff_sum_squares + b.diff_sum_squares;
   r.diff_max_abs = b.diff_max_abs > a.diff_max_abs ? b.diff_max_abs : a.diff_max_abs;
   r.previous_sum_squares = a.previous_sum_squares + b.previous_sum_squares;
@@ -59,11 +63,12 @@ TRIALSTAT_HD_INLINE void store_pairwise(const pairwise_state& s, stats::pairwise
   out->diff_max_abs = s.diff_max_abs;
   out->previous_sum_squares = s.previous_sum_squares;
   out->allclose_violations = s.violations;
+  out->nan_mismatches = s.nan_mismatches;
 }
 
 TRIALSTAT_HD_INLINE pairwise_state load_pairwise(const stats::pairwise& p) {
-  return pairwise_state{p.count, p.allclose_violations, p.diff_sum_squares, p.diff_max_abs,
-                        p.previous_sum_squares};
+  return pairwise_state{p.count,          p.allclose_violations, p.nan_mismatches,
+                        p.diff_sum_squares, p.diff_max_abs,        p.previous_sum_squares};
 }
 
 struct merge_pairwise_fn {
@@ -92,6 +97,7 @@ TRIALSTAT_HD_INLINE void accumulate_pair(pairwise_state& s, double a, double b, 
   s.diff_max_abs = ad > s.diff_max_abs ? ad : s.diff_max_abs;  // NaN never compares greater
   s.previous_sum_squares += a * a;
   s.violations += pair_is_close(a, b, rtol, atol, equal_nan) ? 0 : 1;
+  s.nan_mismatches += is_nan(a) != is_nan(b) ? 1 : 0;
 }
 
 }  // namespace trialstat::kernels

@@ -3,7 +3,7 @@
 # `mpirun -np N trialstat stats|rules|info` (issue 10): output byte-identical to one process for
 # N = 1..4, on every golden trial and on a generated 8-worker trial whose training explodes (NaN
 # and Inf from the middle on, so across range boundaries), for `stats` in every format and `rules`
-# with all 20 built-in rules; and failures ending the job with exit 2 and the rank's message.
+# with all 21 built-in rules (ReplicaConsistency also on a trial whose replicas drift apart); and failures ending the job with exit 2 and the rank's message.
 #   mpi_test.sh <trialstat binary> <scratch dir> <mpirun>
 # Golden trials: $TRIALSTAT_SHARED_TRIALS (ctest: the generated set, <build>/golden_trials); skipped
 # when absent — a failure where golden trials are required (TRIALSTAT_REQUIRE_GOLDEN=1, or CI=true).
@@ -53,7 +53,7 @@ same() {
 "$bin" example --out "$work/other" --pathology none --workers 8 --steps 200 --width 8 \
   --layers 2 --eval-every 50 --eval-batches 2 --threads 1 --seed 7 >/dev/null || bad "second example trial"
 
-# All 20 built-in rules, with parameters that make them fire on the example trial where its
+# All 21 built-in rules, with parameters that make them fire on the example trial where its
 # tensors allow (TreeDepth needs XGBoost trees, SaturatedActivation tanh/sigmoid inputs,
 # StalledTrainingRule a live trial: their statuses are compared all the same).
 cat >"$work/all_rules.json" <<JSON
@@ -76,7 +76,8 @@ cat >"$work/all_rules.json" <<JSON
  {"RuleConfigurationName": "saturated", "RuleParameters": {"rule_to_invoke": "SaturatedActivation", "tensor_regex": "relu1_output_0"}},
  {"RuleConfigurationName": "nlp", "RuleParameters": {"rule_to_invoke": "NLPSequenceRatio", "tensor_regex": "relu1_output_0", "token_values": "0", "token_thresholds_percent": "1"}},
  {"RuleConfigurationName": "stalled", "RuleParameters": {"rule_to_invoke": "StalledTrainingRule", "threshold": "1"}},
- {"RuleConfigurationName": "importance", "RuleParameters": {"rule_to_invoke": "FeatureImportanceOverweight", "tensor_regex": "MSELoss_output_0", "threshold": "0.1", "nfeatures": "1"}}]
+ {"RuleConfigurationName": "importance", "RuleParameters": {"rule_to_invoke": "FeatureImportanceOverweight", "tensor_regex": "MSELoss_output_0", "threshold": "0.1", "nfeatures": "1"}},
+ {"RuleConfigurationName": "replicas", "RuleParameters": {"rule_to_invoke": "ReplicaConsistency", "collection_names": "weights,biases,gradients", "max_findings": "0"}}]
 JSON
 
 trials=("$work/multi")
@@ -122,7 +123,27 @@ else
 fi
 grep -q IssuesFound "$work/multi.rules_json.ref" || bad "rules fire on the generated trial"
 fires=$(python3 -c 'import json,sys; print(sum(json.loads(l)["status"]=="IssuesFound" for l in open(sys.argv[1])))' "$work/multi.rules_json.ref" 2>/dev/null || echo "?")
-echo "rules firing on the generated trial: $fires of 20"
+echo "rules firing on the generated trial: $fires of 21"
+
+# --- ReplicaConsistency (issue 27): the last of 4 workers skips one optimizer step half-way, so
+# its weights and biases differ from TRAIN step 22 on. Pairs of workers on different ranks (split by
+# worker: worker_3 is never on rank 0) are compared on rank 0 from the shipped values: the same
+# findings in the same order as one process, for both splits.
+"$bin" example --out "$work/desync" --pathology desync --workers 4 --steps 40 --width 8 --layers 2 \
+  --save-interval 2 --eval-every 20 --eval-batches 1 --threads 1 >/dev/null || bad "desync example trial"
+for np in 2 3 4; do
+  same desync.replicas "$np" -- rules "$work/desync" --rule ReplicaConsistency --format json
+done
+same desync.replicas 2 TRIALSTAT_MPI_SPLIT=workers -- rules "$work/desync" --rule ReplicaConsistency --format json
+same desync.replicas 2 TRIALSTAT_MPI_SPLIT=steps TRIALSTAT_MPI_CHUNK_BYTES=20000 -- rules "$work/desync" --rule ReplicaConsistency --format json
+same desync.replicas_table 2 TRIALSTAT_MPI_SPLIT=workers -- rules "$work/desync" --rule ReplicaConsistency --param rtol=1e-3 --max-findings 0
+# 9 saved TRAIN steps (mode steps 22..38) x 6 tensors (3 weights, 3 biases), all on worker_3.
+replica_findings=$(python3 -c 'import json,sys
+rows=[json.loads(l) for l in open(sys.argv[1])]
+f=[x for r in rows for x in r.get("findings", [])]
+ok=all(x["worker"]=="worker_3" and x["step"]>=22 for x in f)
+print(len(f) if ok else "bad")' "$work/desync.replicas.ref" 2>&1)
+[[ $replica_findings == 54 ]] && ok || bad "ReplicaConsistency on the desync trial: expected 54 findings on worker_3 from step 22, got $replica_findings"
 
 # --- failures: exit 2 with the failing rank's message, never a hang ------------------------------
 # An event file only rank 1 reads (the last step, split by steps over 2 ranks) replaced by a

@@ -235,6 +235,7 @@ TEST(CpuLanes, PairwiseBitIdenticalOnEveryIsaAndOverwriteCopies) {
         ASSERT_TRUE(got.has_value());
         EXPECT_EQ(got->count, base->count);
         EXPECT_EQ(got->allclose_violations, base->allclose_violations);
+        EXPECT_EQ(got->nan_mismatches, base->nan_mismatches);
         EXPECT_TRUE(same_bits(got->diff_sum_squares, base->diff_sum_squares));
         EXPECT_TRUE(same_bits(got->diff_max_abs, base->diff_max_abs));
         EXPECT_TRUE(same_bits(got->previous_sum_squares, base->previous_sum_squares));
@@ -244,6 +245,7 @@ TEST(CpuLanes, PairwiseBitIdenticalOnEveryIsaAndOverwriteCopies) {
         const auto fused = kernels::compute_pairwise_cpu(vh, vb, params, history.data());
         ASSERT_TRUE(fused.has_value());
         EXPECT_EQ(fused->allclose_violations, base->allclose_violations);
+        EXPECT_EQ(fused->nan_mismatches, base->nan_mismatches);
         EXPECT_TRUE(same_bits(fused->diff_sum_squares, base->diff_sum_squares));
         EXPECT_TRUE(same_bits(fused->previous_sum_squares, base->previous_sum_squares));
         EXPECT_EQ(history, b);

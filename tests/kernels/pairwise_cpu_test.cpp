@@ -106,12 +106,40 @@ TEST(PairwiseCpu, HandCheckedIsClose) {
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->count, 7);
   EXPECT_EQ(r->allclose_violations, 4);
+  EXPECT_EQ(r->nan_mismatches, 0);                     // the NaN faces a NaN
   EXPECT_TRUE(std::isnan(r->diff_sum_squares));       // inf − inf and nan propagate
   EXPECT_TRUE(std::isnan(r->previous_sum_squares));   // a has NaN
   EXPECT_EQ(r->diff_max_abs, inf);                     // |−inf − inf| = inf; NaN diffs skipped
   r = kernels::compute_pairwise_cpu(view(ab, dtype::float64, 7), view(bb, dtype::float64, 7),
                                     {1e-5, 1e-8, true});
   EXPECT_EQ(r->allclose_violations, 3);
+}
+
+TEST(PairwiseCpu, ExactReplicaSemantics) {
+  // ReplicaConsistency's defaults: rtol = atol = 0, equal_nan. a (a worker) vs b (reference):
+  //   -0 vs +0 equal; NaN vs NaN equal; NaN vs 1, 2 vs NaN, NaN vs inf differ (3 NaN
+  //   mismatches); inf vs inf equal; 1 vs nextafter(1) differs by one ulp (2^-52).
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double up = std::nextafter(1.0, 2.0);
+  const std::vector<double> a = {-0.0, nan, nan, 2, nan, inf, 1, 5};
+  const std::vector<double> b = {0.0, nan, 1, nan, inf, inf, up, 5};
+  const auto ab = reference::encode_values(dtype::float64, a);
+  const auto bb = reference::encode_values(dtype::float64, b);
+  const auto r = kernels::compute_pairwise_cpu(view(ab, dtype::float64, 8),
+                                               view(bb, dtype::float64, 8), {0.0, 0.0, true});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->count, 8);
+  EXPECT_EQ(r->allclose_violations, 4);
+  EXPECT_EQ(r->nan_mismatches, 3);
+  EXPECT_EQ(r->diff_max_abs, std::ldexp(1.0, -52));
+  // rtol scales by |b| (the reference): |1 − 1.5| = 0.5 ≤ 0.5·|1| but not ≤ 0.25·|1|.
+  const auto x = reference::encode_values(dtype::float32, {1.5f});
+  const auto y = reference::encode_values(dtype::float32, {1.0f});
+  EXPECT_EQ(kernels::compute_pairwise_cpu(view(x, dtype::float32, 1), view(y, dtype::float32, 1),
+                                          {0.5, 0.0, true})->allclose_violations, 0);
+  EXPECT_EQ(kernels::compute_pairwise_cpu(view(x, dtype::float32, 1), view(y, dtype::float32, 1),
+                                          {0.25, 0.0, true})->allclose_violations, 1);
 }
 
 TEST(PairwiseCpu, WeightUpdateRatioInputs) {

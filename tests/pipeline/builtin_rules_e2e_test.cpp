@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tests/reference/reference_stats.hpp"
+#include "tests/support/evaluate_rule.hpp"
 #include "tests/support/shared_trials.hpp"
 #include "trialstat/pipeline/rule_session.hpp"
 #include "trialstat/rules/rule.hpp"
@@ -93,25 +94,8 @@ struct outcome {
 
 outcome evaluate(const std::filesystem::path& root, const std::string& rule,
                  const rules::rule_parameters& params = {}) {
-  outcome out;
-  auto catalog = trial::catalog::open(root);
-  EXPECT_TRUE(catalog.has_value()) << catalog.error_status().to_string();
-  if (!catalog) return out;
-  std::vector<pipeline::rule_invocation> invocations(1);
-  invocations[0].configuration_name = rule;
-  auto made = rules::make_rule(rule, params);
-  if (made) {
-    invocations[0].rule = std::move(*made);
-  } else {
-    invocations[0].error = made.error_status();
-  }
-  auto results = pipeline::evaluate_rules(*catalog, invocations, pipeline::pipeline_options{});
-  EXPECT_TRUE(results.has_value()) << results.error_status().to_string();
-  if (!results || results->empty()) return out;
-  out.status = (*results)[0].status;
-  out.details = (*results)[0].status_details;
-  out.findings = (*results)[0].findings;
-  return out;
+  pipeline::rule_result r = testing::evaluate_rule(root, rule, params);
+  return outcome{r.status, std::move(r.status_details), std::move(r.findings)};
 }
 
 #define EXPECT_QUIET(o)                                                  \

@@ -107,6 +107,7 @@ inline void expect_pairwise_match(const stats::pairwise& p, const pairwise_ref& 
   SCOPED_TRACE(context);
   EXPECT_EQ(p.count, r.count);
   EXPECT_EQ(p.allclose_violations, r.violations);
+  EXPECT_EQ(p.nan_mismatches, r.nan_mismatches);
   EXPECT_EQ(p.diff_max_abs, r.diff_max_abs);
   EXPECT_TRUE(near_scaled("diff_sum_squares", p.diff_sum_squares, r.diff_sum_squares,
                           r.diff_sum_squares));

@@ -268,6 +268,7 @@ pairwise_ref compute_pairwise_ref(const std::vector<double>& a, const std::vecto
     }
     if (equal_nan && std::isnan(a[i]) && std::isnan(b[i])) close = true;
     if (!close) ++r.violations;
+    if (std::isnan(a[i]) != std::isnan(b[i])) ++r.nan_mismatches;
   }
   return r;
 }

@@ -54,6 +54,7 @@ struct pairwise_ref {
   long double diff_sum_squares = 0, previous_sum_squares = 0;
   double diff_max_abs = 0;
   int64_t violations = 0;
+  int64_t nan_mismatches = 0;  ///< exactly one of a, b NaN
 };
 [[nodiscard]] pairwise_ref compute_pairwise_ref(const std::vector<double>& a,
                                                 const std::vector<double>& b, double rtol,

@@ -165,6 +165,18 @@ TEST(RuleParameters, ErrorsNameRuleParameterAndType) {
                  {"LossNotDecreasing", "'mode'", "TRAIN"});
   expect_invalid(make_rule("WeightUpdateRatio", {{"num_steps", "0"}}),
                  {"WeightUpdateRatio", "'num_steps'", "at least 1"});
+  expect_invalid(make_rule("ReplicaConsistency", {{"rtol", "-1e-6"}}),
+                 {"ReplicaConsistency", "'rtol'", ">= 0"});
+  expect_invalid(make_rule("ReplicaConsistency", {{"atol", "inf"}}),
+                 {"ReplicaConsistency", "'atol'", "finite"});
+  expect_invalid(make_rule("ReplicaConsistency", {{"max_findings", "-1"}}),
+                 {"ReplicaConsistency", "'max_findings'", ">= 0"});
+  expect_invalid(make_rule("ReplicaConsistency", {{"max_findings", "1.5"}}),
+                 {"ReplicaConsistency", "'max_findings'", "integer"});
+  expect_invalid(make_rule("ReplicaConsistency", {{"mode", "training"}}),
+                 {"ReplicaConsistency", "'mode'", "TRAIN"});
+  expect_invalid(make_rule("ReplicaConsistency", {{"equal_nan", "True"}}),
+                 {"ReplicaConsistency", "'equal_nan'"});
 }
 
 TEST(RuleRegistry, NamesAndLookup) {
@@ -175,7 +187,7 @@ TEST(RuleRegistry, NamesAndLookup) {
                 "DeadRelu", "Confusion", "TreeDepth", "ClassImbalance", "Overfit",
                 "TensorVariance", "Overtraining", "PoorWeightInitialization",
                 "SaturatedActivation", "NLPSequenceRatio", "StalledTrainingRule",
-                "FeatureImportanceOverweight"}));
+                "FeatureImportanceOverweight", "ReplicaConsistency"}));
   for (const auto& name : builtin_rule_names()) {
     rule_parameters params = {{"rule_to_invoke", name}};
     if (name == "SimilarAcrossRuns") params["other_trials"] = "/some/other/trial";  // required

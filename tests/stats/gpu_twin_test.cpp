@@ -144,6 +144,7 @@ TEST(gpu_pairwise, MatchesReference) {
                                   std::string(dtype_name(tb)) + " n=" + std::to_string(n);
           reference::expect_pairwise_match(*gpu, ref, "cuda " + ctx);
           EXPECT_EQ(gpu->allclose_violations, cpu->allclose_violations) << ctx;
+          EXPECT_EQ(gpu->nan_mismatches, cpu->nan_mismatches) << ctx;
           EXPECT_EQ(gpu->diff_max_abs, cpu->diff_max_abs) << ctx;
         }
       }

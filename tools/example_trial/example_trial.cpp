@@ -31,6 +31,8 @@ struct layer {
   vec db_sum;
   mat vw;      // momentum buffers (only with momentum)
   vec vb;
+  mat lag_w;   // desync: the update the last worker skipped (its copy = w + lag_w); empty before
+  vec lag_b;
 };
 
 struct tensor_names {
@@ -72,6 +74,9 @@ result<config> make_config(const trainer_options& o) {
   if (o.classes < 2) return bad(fmt::format("classes must be >= 2, got {}", o.classes));
   if (o.workers < 1 || o.workers > 4096) return bad(fmt::format("workers must be 1..4096, got {}", o.workers));
   if (o.eval_every < 0) return bad(fmt::format("eval-every must be >= 0, got {}", o.eval_every));
+  if (o.kind == pathology::desync && o.workers < 2) {
+    return bad(fmt::format("pathology desync needs at least 2 workers, got {}", o.workers));
+  }
   if (o.eval_batches < 1) return bad(fmt::format("eval batches must be >= 1, got {}", o.eval_batches));
   if (o.lr && !(std::isfinite(*o.lr) && *o.lr > 0)) return bad(fmt::format("lr must be finite and > 0, got {}", *o.lr));
   if (o.threads < 0) return bad(fmt::format("threads must be >= 0, got {}", o.threads));
@@ -85,10 +90,12 @@ result<config> make_config(const trainer_options& o) {
   config c;
   c.o = o;
   c.hidden = o.hidden_layers;
-  c.lr = o.lr.value_or(o.kind == pathology::none ? 0.05 : 0.1);
-  c.momentum = o.momentum.value_or(o.kind == pathology::none ? 0.9 : 0.0);
+  const bool healthy = o.kind == pathology::none || o.kind == pathology::desync;
+  c.lr = o.lr.value_or(healthy ? 0.05 : 0.1);
+  c.momentum = o.momentum.value_or(healthy ? 0.9 : 0.0);
   switch (o.kind) {
     case pathology::none:
+    case pathology::desync:
     case pathology::dead_relu:
       break;
     case pathology::exploding:
@@ -294,13 +301,21 @@ tensor_view view_of(const vec& v, std::array<int64_t, 1>& shape) {
 
 status write_train_step(tw::trial_writer& w, const std::vector<layer>& layers, const config& c,
                         const tensor_names& names, const worker_state& ws, float loss,
-                        int64_t global_step, int64_t mode_step) {
+                        int64_t global_step, int64_t mode_step, bool lagging) {
   TRIALSTAT_RETURN_IF_ERROR(w.begin_step(global_step, mode::train, mode_step));
   std::array<int64_t, 2> s2{};
   std::array<int64_t, 1> s1{};
   for (std::size_t l = 0; l < layers.size(); ++l) {
-    TRIALSTAT_RETURN_IF_ERROR(w.add_tensor(names.weight[l], view_of(layers[l].w, s2)));
-    TRIALSTAT_RETURN_IF_ERROR(w.add_tensor(names.bias[l], view_of(layers[l].b, s1)));
+    const layer& L = layers[l];
+    if (lagging && L.lag_w.size() > 0) {  // desync: this worker's copy missed one update
+      const mat lw = L.w + L.lag_w;
+      const vec lb = L.b + L.lag_b;
+      TRIALSTAT_RETURN_IF_ERROR(w.add_tensor(names.weight[l], view_of(lw, s2)));
+      TRIALSTAT_RETURN_IF_ERROR(w.add_tensor(names.bias[l], view_of(lb, s1)));
+      continue;
+    }
+    TRIALSTAT_RETURN_IF_ERROR(w.add_tensor(names.weight[l], view_of(L.w, s2)));
+    TRIALSTAT_RETURN_IF_ERROR(w.add_tensor(names.bias[l], view_of(L.b, s1)));
   }
   if (c.save_activations) {
     for (std::size_t l = 0; l < ws.h.size(); ++l) {
@@ -445,7 +460,8 @@ result<trainer_summary> run(const trainer_options& options) {
       if (r == 0) summary.train_loss.push_back(loss);
       if (save) {
         TRIALSTAT_RETURN_IF_ERROR(
-            write_train_step(*ws.writer, layers, c, names, ws, loss, global_step, t));
+            write_train_step(*ws.writer, layers, c, names, ws, loss, global_step, t,
+                             /*lagging=*/r + 1 == workers.size()));
       }
       if (several) {
         for (auto& L : layers) {
@@ -456,7 +472,12 @@ result<trainer_summary> run(const trainer_options& options) {
     }
     // torch.optim.SGD: v = momentum * v + g (v = g at the first step), w -= lr * v.
     const float inv_workers = 1.f / static_cast<float>(c.o.workers);
+    const bool skip_on_last = c.o.kind == pathology::desync && t == c.o.steps / 2;
     for (auto& L : layers) {
+      if (skip_on_last) {  // the last worker keeps the weights before this update
+        L.lag_w = L.w;
+        L.lag_b = L.b;
+      }
       const mat& gw = several ? L.dw_sum : L.dw;
       const vec& gb = several ? L.db_sum : L.db;
       if (c.momentum > 0) {
@@ -472,6 +493,10 @@ result<trainer_summary> run(const trainer_options& options) {
       } else {
         L.w.noalias() -= (lr * inv_workers) * gw;
         L.b.noalias() -= (lr * inv_workers) * gb;
+      }
+      if (skip_on_last) {  // lag = before − after
+        L.lag_w -= L.w;
+        L.lag_b -= L.b;
       }
     }
     ++global_step;
@@ -519,12 +544,14 @@ std::string_view pathology_name(pathology p) noexcept {
     case pathology::exploding: return "exploding";
     case pathology::vanishing: return "vanishing";
     case pathology::dead_relu: return "dead_relu";
+    case pathology::desync: return "desync";
   }
   return "none";
 }
 
 std::optional<pathology> parse_pathology(std::string_view name) noexcept {
-  for (pathology p : {pathology::none, pathology::exploding, pathology::vanishing, pathology::dead_relu}) {
+  for (pathology p : {pathology::none, pathology::exploding, pathology::vanishing,
+                      pathology::dead_relu, pathology::desync}) {
     if (name == pathology_name(p)) return p;
   }
   return std::nullopt;

@@ -69,10 +69,13 @@
 
 namespace trialstat::example {
 
-/// @brief Which training pathology to induce.
-enum class pathology { none, exploding, vanishing, dead_relu };
+/// @brief Which training pathology to induce. `desync` (needs workers >= 2): healthy training,
+/// but the last worker skips the optimizer step at TRAIN step steps/2, so from the next saved
+/// step on its saved weights and biases are the others' plus that one update (a rank that
+/// skipped a step; ReplicaConsistency's pathology).
+enum class pathology { none, exploding, vanishing, dead_relu, desync };
 
-/// @brief "none", "exploding", "vanishing", "dead_relu".
+/// @brief "none", "exploding", "vanishing", "dead_relu", "desync".
 [[nodiscard]] std::string_view pathology_name(pathology p) noexcept;
 /// @brief Inverse of `pathology_name`; nullopt for anything else.
 [[nodiscard]] std::optional<pathology> parse_pathology(std::string_view name) noexcept;

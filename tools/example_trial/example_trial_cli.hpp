@@ -45,8 +45,8 @@ inline void add_example_trial_flags(CLI::App& app, cli_flags& f) {
   app.add_option("--eval-every", o.eval_every, "EVAL phase after every N TRAIN steps (0 = none)")
       ->capture_default_str();
   app.add_option("--eval-batches", o.eval_batches, "EVAL steps per phase")->capture_default_str();
-  app.add_option("--pathology", f.pathology, "none | exploding | vanishing | dead_relu")
-      ->check(CLI::IsMember({"none", "exploding", "vanishing", "dead_relu"}))
+  app.add_option("--pathology", f.pathology, "none | exploding | vanishing | dead_relu | desync")
+      ->check(CLI::IsMember({"none", "exploding", "vanishing", "dead_relu", "desync"}))
       ->capture_default_str();
   app.add_option("--target-bytes", f.target_size,
                  "pick the number of steps to make the trial about this big (e.g. 2G, 500M)");

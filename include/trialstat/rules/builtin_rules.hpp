@@ -362,6 +362,39 @@ struct feature_importance_overweight_params {
   bool evaluate_all_workers = false;
 };
 
+/// @brief ReplicaConsistency (trialstat's own rule, issue 27; not in smdebug or spec/RULES.md):
+/// data-parallel replicas must agree. At every saved step (of `mode` when set), for every
+/// selected tensor, each worker's copy is compared with the reference worker's copy:
+///  - values: a = the worker's element, b = the reference's, in float64; an element differs
+///    unless |a − b| ≤ atol + rtol·|b| (numpy.isclose with equal_nan: NaN equals NaN in the same
+///    place, a NaN against a number differs, −0.0 equals +0.0, ±Inf equals only itself). Fires
+///    when any element differs; value = the number of differing elements; the message gives
+///    that count, max |a − b| over the pairs whose difference is a number, and how many of the
+///    differing elements are a NaN against a number (stats::compute_pairwise, CPU backend: the
+///    rule API carries no backend; the values were read once by the run's pipeline with
+///    `keep_values`);
+///  - dtype or shape different from the reference's: a finding (value NaN), values not compared;
+///  - a missing step: a worker that saves selected tensors in this trial but saved none at a
+///    step that other workers saved → one finding with tensor "" (value NaN); a worker that
+///    saved the step but not a tensor it saves elsewhere → a finding for that tensor.
+/// Selection: collection_names ∪ tensor_regex; both unset → collections `weights` and `biases`.
+/// Gradients agree only where the trial saved them after the allreduce (averaged): select them
+/// with collection_names=gradients. The reference: `reference_worker` (a worker name; one the
+/// trial does not have → prepare fails naming the parameter), default the lowest worker name;
+/// when the reference did not save a tensor at a step, the lowest-named worker that did stands
+/// in (the message says so). Records that could not be read are skipped (the run reports them).
+/// Findings per step: missing workers (name order), then tensors in name order, workers in name
+/// order. At most `max_findings` findings in all (0 = no limit); past it a warning says so.
+struct replica_consistency_params {
+  std::vector<std::string> collection_names;
+  std::vector<std::string> tensor_regex;
+  double rtol = 0.0;   ///< ≥ 0, finite
+  double atol = 0.0;   ///< ≥ 0, finite
+  std::string reference_worker;  ///< empty: the lowest worker name
+  std::optional<trialstat::mode> mode;
+  int64_t max_findings = 100;  ///< ≥ 0; 0 = no limit
+};
+
 [[nodiscard]] std::unique_ptr<rule> make_vanishing_gradient(const vanishing_gradient_params& p);
 [[nodiscard]] std::unique_ptr<rule> make_exploding_tensor(const exploding_tensor_params& p);
 [[nodiscard]] std::unique_ptr<rule> make_all_zero(const all_zero_params& p);
@@ -385,6 +418,7 @@ struct feature_importance_overweight_params {
     const stalled_training_rule_params& p);
 [[nodiscard]] std::unique_ptr<rule> make_feature_importance_overweight(
     const feature_importance_overweight_params& p);
+[[nodiscard]] std::unique_ptr<rule> make_replica_consistency(const replica_consistency_params& p);
 
 /// @brief Parse SageMaker string parameters (see parameters.hpp) into each rule's struct.
 /// Errors: invalid_argument naming the rule, the parameter and the expected type, for an unknown
@@ -409,5 +443,6 @@ struct feature_importance_overweight_params {
 [[nodiscard]] result<nlp_sequence_ratio_params> parse_nlp_sequence_ratio_params(const rule_parameters& p);
 [[nodiscard]] result<stalled_training_rule_params> parse_stalled_training_rule_params(const rule_parameters& p);
 [[nodiscard]] result<feature_importance_overweight_params> parse_feature_importance_overweight_params(const rule_parameters& p);
+[[nodiscard]] result<replica_consistency_params> parse_replica_consistency_params(const rule_parameters& p);
 
 }  // namespace trialstat::rules

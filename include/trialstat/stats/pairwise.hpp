@@ -32,6 +32,10 @@ struct pairwise {
   /// Pairs violating numpy.isclose(a, b): |a − b| ≤ atol + rtol·|b| (b = current); infinities
   /// close only to the same-signed infinity; NaN close to NaN only with equal_nan.
   int64_t allclose_violations = 0;
+  /// Pairs where exactly one of a, b is NaN (a NaN against a number, ±Inf included). Each is
+  /// also an allclose violation, whatever equal_nan; its |b − a| is NaN, so `diff_max_abs`
+  /// cannot show it. NaN against NaN is not counted here.
+  int64_t nan_mismatches = 0;
 
   /// @brief ‖b − a‖₂ (Frobenius over all elements).
   [[nodiscard]] double diff_l2() const noexcept { return std::sqrt(diff_sum_squares); }
