@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "trialstat/pipeline/rule_runner.hpp"
+#include "trialstat/pipeline/rule_session.hpp"
 #include "trialstat/rules/rule.hpp"
 #include "trialstat/trial/catalog.hpp"
 
