@@ -14,4 +14,14 @@ int cuda_visible_device_count() noexcept {
   return count;
 }
 
+std::size_t cuda_free_device_bytes() noexcept {
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+    static_cast<void>(cudaGetLastError());
+    return 0;
+  }
+  return free_bytes;
+}
+
 }  // namespace trialstat::kernels

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -24,6 +23,7 @@
 #include "tools/trialstat/commands.hpp"
 #include "trialstat/config.hpp"
 #include "trialstat/decode/indexed_record.hpp"
+#include "trialstat/detail/float_convert.hpp"
 #include "trialstat/stats/axis_counts.hpp"
 #include "trialstat/stats/histogram.hpp"
 #include "trialstat/stats/log_histogram.hpp"
@@ -60,35 +60,6 @@ struct bench_options {
 
 // --- generated trials --------------------------------------------------------------------------
 
-uint16_t float_to_bfloat16_bits(float value) {
-  const auto bits = std::bit_cast<uint32_t>(value);
-  if (std::isnan(value)) return static_cast<uint16_t>((bits >> 16) | 0x40);
-  return static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);  // nearest, ties even
-}
-
-uint16_t float_to_half_bits(float value) {  // nearest, ties to even; subnormals; ±Inf; NaN
-  const auto bits = std::bit_cast<uint32_t>(value);
-  const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
-  const int32_t biased = static_cast<int32_t>((bits >> 23) & 0xff);
-  uint32_t mantissa = bits & 0x7fffff;
-  if (biased == 0xff) return sign | 0x7c00 | (mantissa != 0 ? 0x200 : 0);
-  const int32_t exponent = biased - 127 + 15;
-  if (exponent >= 31) return sign | 0x7c00;
-  const auto round = [](uint32_t kept, uint32_t rest, uint32_t half) {
-    return kept + ((rest > half || (rest == half && (kept & 1) != 0)) ? 1 : 0);
-  };
-  if (exponent <= 0) {  // a float16 subnormal: units of 2^-24
-    if (exponent < -10) return sign;
-    mantissa |= 0x800000;
-    const int shift = 14 - exponent;
-    return sign | static_cast<uint16_t>(round(mantissa >> shift, mantissa & ((1u << shift) - 1),
-                                              1u << (shift - 1)));
-  }
-  // A carry out of the mantissa moves into the exponent, which is the right rounding.
-  return sign | static_cast<uint16_t>(round((static_cast<uint32_t>(exponent) << 10) | (mantissa >> 13),
-                                            mantissa & 0x1fff, 0x1000));
-}
-
 /// Elements of `type` from float values (the generated data are float32 draws).
 std::vector<std::byte> encode_values(std::span<const float> values, dtype type) {
   std::vector<std::byte> out(values.size() * dtype_size_bytes(type));
@@ -100,8 +71,8 @@ std::vector<std::byte> encode_values(std::span<const float> values, dtype type) 
       const double wide = values[i];
       std::memcpy(at, &wide, 8);
     } else {
-      const uint16_t half = type == dtype::float16 ? float_to_half_bits(values[i])
-                                                   : float_to_bfloat16_bits(values[i]);
+      const uint16_t half = type == dtype::float16 ? detail::float_to_half_bits(values[i])
+                                                   : detail::float_to_bfloat16_bits(values[i]);
       std::memcpy(at, &half, 2);
     }
   }
@@ -663,21 +634,6 @@ void set_ratios(std::vector<bench_row>& rows, const std::string& cpu_reference) 
     const double denominator = gb_per_s_of(r.reference);
     r.ratio = denominator > 0 ? r.gb_per_s / denominator : 0.0;
   }
-}
-
-std::string json_string(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
 }
 
 struct bench_context {

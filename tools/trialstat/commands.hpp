@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trialstat/frontend/device_options.hpp"
@@ -31,6 +32,7 @@ void add_example_command(CLI::App& app, int* exit_code);
 void add_tensorboard_command(CLI::App& app, int* exit_code);
 void add_report_command(CLI::App& app, int* exit_code);
 void add_bench_command(CLI::App& app, int* exit_code);
+void add_selftest_command(CLI::App& app, int* exit_code);
 
 /// `--progress` / `--no-progress` on `cmd` (default: progress when stderr is a terminal).
 void add_progress_flags(CLI::App* cmd, progress_mode* mode);
@@ -89,6 +91,8 @@ std::size_t report_skipped(std::span<const pipeline::rule_result> results);
     const std::string& config_path, const std::vector<std::string>& rule_names,
     const std::vector<std::string>& params, const std::vector<std::string>& order);
 
+/// `text` as a JSON string literal (quotes, backslashes and control characters escaped).
+[[nodiscard]] std::string json_string(std::string_view text);
 /// Print "trialstat: <status>" to stderr and return exit code 2. Under mpirun with several
 /// ranks, end the whole job instead (exit 2, the rank's message): the other ranks may be
 /// waiting for this one.

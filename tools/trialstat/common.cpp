@@ -228,6 +228,21 @@ std::size_t report_skipped(std::span<const pipeline::rule_result> results) {
   return seen.size();
 }
 
+std::string json_string(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
 int report_error(const status& s) {
   if (distributed::world().size() > 1) distributed::world().abort(s, 2);
   fmt::print(stderr, "trialstat: {}\n", s.to_string());

@@ -2,7 +2,8 @@
 /// @file float_convert.hpp
 /// @brief Bit-exact float16/bfloat16 → float conversion usable on host and device, so both
 /// statistics backends convert in registers with one definition (IEEE 754 binary16; bfloat16 =
-/// the upper 16 bits of a binary32).
+/// the upper 16 bits of a binary32), and the host-only rounding the other way, for code that
+/// generates float16/bfloat16 data (`trialstat bench --generate`, `stats::run_selftest`).
 #pragma once
 
 #include <cstdint>
@@ -49,5 +50,42 @@ TRIALSTAT_HOST_DEVICE inline float half_bits_to_float(uint16_t h) {
 TRIALSTAT_HOST_DEVICE inline float bfloat16_bits_to_float(uint16_t b) {
   return bits_to_float(static_cast<uint32_t>(b) << 16);
 }
+
+#if !defined(__CUDA_ARCH__)
+/// @brief binary32 → bfloat16 bits, rounded to nearest (ties to even); NaN stays a quiet NaN.
+/// Host only.
+inline uint16_t float_to_bfloat16_bits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+/// @brief binary32 → IEEE binary16 bits, rounded to nearest (ties to even), with float16
+/// subnormals, overflow to ±Inf and NaN kept a (quiet) NaN. Host only.
+inline uint16_t float_to_half_bits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  const int32_t biased = static_cast<int32_t>((bits >> 23) & 0xffu);
+  uint32_t mantissa = bits & 0x7fffffu;
+  if (biased == 0xff) return sign | 0x7c00u | (mantissa != 0 ? 0x200u : 0u);
+  const int32_t exponent = biased - 127 + 15;
+  if (exponent >= 31) return sign | 0x7c00u;
+  const auto round = [](uint32_t kept, uint32_t rest, uint32_t half) {
+    return kept + ((rest > half || (rest == half && (kept & 1u) != 0)) ? 1u : 0u);
+  };
+  if (exponent <= 0) {  // a float16 subnormal: units of 2^-24
+    if (exponent < -10) return sign;
+    mantissa |= 0x800000u;
+    const int shift = 14 - exponent;
+    return sign | static_cast<uint16_t>(round(mantissa >> shift, mantissa & ((1u << shift) - 1u),
+                                              1u << (shift - 1)));
+  }
+  // A carry out of the mantissa moves into the exponent, which is the right rounding.
+  return sign | static_cast<uint16_t>(round((static_cast<uint32_t>(exponent) << 10) | (mantissa >> 13),
+                                            mantissa & 0x1fffu, 0x1000u));
+}
+#endif
 
 }  // namespace trialstat::detail
