@@ -57,6 +57,17 @@ status segments_span_bytes(std::span<const segment> segments, const char* what,
 
 #if TRIALSTAT_HAS_CUDA
 
+result<kernels::device_batch> stage_batch(cuda_context& cuda, const std::byte* base,
+                                          std::span<const segment> segments, const char* what) {
+  std::size_t span_bytes = 0;
+  TRIALSTAT_RETURN_IF_ERROR(segments_span_bytes(segments, what, span_bytes));
+  auto d_base = cuda.stage(cuda_context::input, base, span_bytes);
+  if (!d_base) return d_base.error_status();
+  auto d_segments = cuda.upload(cuda_context::table, segments);
+  if (!d_segments) return d_segments.error_status();
+  return device_batch_of(*d_base, *d_segments, segments);
+}
+
 status poisoned_result(const char* what, std::size_t index) {
   return status(error_code::cuda_error,
                 std::string(what) + ": the CUDA result of segment " + std::to_string(index) +

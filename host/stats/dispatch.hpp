@@ -32,6 +32,14 @@ namespace trialstat::stats::detail {
 
 #if TRIALSTAT_HAS_CUDA
 
+/// @brief A batch on the device for a launch on `cuda`: the bytes the segments span from `base`
+/// (staged into the context's `input` slot unless already device memory) and the segment table
+/// (uploaded into its `table` slot). Errors: invalid_argument naming `what` when the segments
+/// overflow the address space; as cuda_context::stage / upload.
+[[nodiscard]] result<kernels::device_batch> stage_batch(cuda_context& cuda, const std::byte* base,
+                                                        std::span<const segment> segments,
+                                                        const char* what);
+
 /// @brief The error for result `index` of `what` that came back poisoned (result_poison.hpp).
 [[nodiscard]] status poisoned_result(const char* what, std::size_t index);
 

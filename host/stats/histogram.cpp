@@ -23,22 +23,17 @@ namespace {
 status compute_histograms_cuda(const std::byte* base, std::span<const segment> segments,
                                std::span<const moments> segment_moments, int bins,
                                std::span<histogram> out) {
-  std::size_t span_bytes = 0;
-  TRIALSTAT_RETURN_IF_ERROR(
-      detail::segments_span_bytes(segments, "compute_histograms", span_bytes));
   const std::size_t cells = segments.size() * static_cast<std::size_t>(bins);
   std::vector<int64_t> h_counts(cells);
   detail::cuda_context cuda;
   TRIALSTAT_RETURN_IF_ERROR(cuda.open());
-  auto d_base = cuda.stage(detail::cuda_context::input, base, span_bytes);
-  if (!d_base) return d_base.error_status();
-  auto d_segments = cuda.upload(detail::cuda_context::table, segments);
-  if (!d_segments) return d_segments.error_status();
+  auto staged = detail::stage_batch(cuda, base, segments, "compute_histograms");
+  if (!staged) return staged.error_status();
+  const kernels::device_batch& batch = *staged;
   auto d_moments = cuda.upload(detail::cuda_context::table_b, segment_moments);
   if (!d_moments) return d_moments.error_status();
   auto d_out = cuda.reserve(detail::cuda_context::output, cells * sizeof(int64_t));
   if (!d_out) return d_out.error_status();
-  const kernels::device_batch batch = detail::device_batch_of(*d_base, *d_segments, segments);
   auto* d_counts = reinterpret_cast<int64_t*>(*d_out);
   TRIALSTAT_RETURN_IF_ERROR(cuda.run_two_phase([&](void* workspace, std::size_t* bytes) {
     const bool query = workspace == nullptr;

@@ -27,18 +27,13 @@ constexpr kernels::log_histogram_edge_table edge_table = kernels::make_log_histo
 #if TRIALSTAT_HAS_CUDA
 status compute_log_histograms_cuda(const std::byte* base, std::span<const segment> segments,
                                    std::vector<int64_t>& cells) {
-  std::size_t span_bytes = 0;
-  TRIALSTAT_RETURN_IF_ERROR(
-      detail::segments_span_bytes(segments, "compute_log_histograms", span_bytes));
   detail::cuda_context cuda;
   TRIALSTAT_RETURN_IF_ERROR(cuda.open());
-  auto d_base = cuda.stage(detail::cuda_context::input, base, span_bytes);
-  if (!d_base) return d_base.error_status();
-  auto d_segments = cuda.upload(detail::cuda_context::table, segments);
-  if (!d_segments) return d_segments.error_status();
+  auto staged = detail::stage_batch(cuda, base, segments, "compute_log_histograms");
+  if (!staged) return staged.error_status();
+  const kernels::device_batch& batch = *staged;
   auto d_out = cuda.reserve(detail::cuda_context::output, cells.size() * sizeof(int64_t));
   if (!d_out) return d_out.error_status();
-  const kernels::device_batch batch = detail::device_batch_of(*d_base, *d_segments, segments);
   auto* d_cells = reinterpret_cast<int64_t*>(*d_out);
   TRIALSTAT_RETURN_IF_ERROR(cuda.run_two_phase([&](void* workspace, std::size_t* bytes) {
     return kernels::launch_log_histograms(batch, workspace == nullptr ? nullptr : d_cells,

@@ -21,17 +21,13 @@ namespace {
 #if TRIALSTAT_HAS_CUDA
 status compute_moments_cuda(const std::byte* base, std::span<const segment> segments,
                             std::span<moments> out) {
-  std::size_t span_bytes = 0;
-  TRIALSTAT_RETURN_IF_ERROR(detail::segments_span_bytes(segments, "compute_moments", span_bytes));
   detail::cuda_context cuda;
   TRIALSTAT_RETURN_IF_ERROR(cuda.open());
-  auto d_base = cuda.stage(detail::cuda_context::input, base, span_bytes);
-  if (!d_base) return d_base.error_status();
-  auto d_segments = cuda.upload(detail::cuda_context::table, segments);
-  if (!d_segments) return d_segments.error_status();
+  auto staged = detail::stage_batch(cuda, base, segments, "compute_moments");
+  if (!staged) return staged.error_status();
+  const kernels::device_batch& batch = *staged;
   auto d_out = cuda.reserve(detail::cuda_context::output, out.size_bytes());
   if (!d_out) return d_out.error_status();
-  const kernels::device_batch batch = detail::device_batch_of(*d_base, *d_segments, segments);
   auto* d_moments = reinterpret_cast<moments*>(*d_out);
   TRIALSTAT_RETURN_IF_ERROR(cuda.run_two_phase([&](void* workspace, std::size_t* bytes) {
     return kernels::launch_moments(batch, workspace == nullptr ? nullptr : d_moments, workspace,

@@ -185,6 +185,8 @@ TEST(RecordCodec, RoundTripsEveryField) {
   r.previous = {c};
   r.axis0 = {stats::axis0_counts{2, {1, 0, 2}}};
   r.saved_reductions = {{trial::reduction_op::l2, true, 3.5, dtype::float32}};
+  r.reduction_problems = {{trial::record_location{96, 40, 1},
+                           status(error_code::truncated_record, "events/y: record at byte 96: cut short")}};
   r.percentiles = {{5.0, -0.5}, {95.0, 0.75}};
   r.equal_counts = {{0.0, 2}};
   stats::channel_sums sums;
@@ -213,6 +215,12 @@ TEST(RecordCodec, RoundTripsEveryField) {
   EXPECT_EQ(d.channel_sums[0].sum, sums.sum);
   EXPECT_EQ(d.wall_time, r.wall_time);
   EXPECT_EQ(d.strings, r.strings);
+  ASSERT_EQ(d.reduction_problems.size(), 1U);  // a rank's unreadable reductions reach rank 0
+  EXPECT_EQ(d.reduction_problems[0].location.start_bytes, 96U);
+  EXPECT_EQ(d.reduction_problems[0].location.length_bytes, 40U);
+  EXPECT_EQ(d.reduction_problems[0].location.event_file, 1U);
+  EXPECT_EQ(d.reduction_problems[0].reason.code(), error_code::truncated_record);
+  EXPECT_EQ(d.reduction_problems[0].reason.message(), r.reduction_problems[0].reason.message());
   ASSERT_NE(d.values_data, nullptr);
   EXPECT_EQ(std::memcmp(d.values_data, halves.data(), 12), 0);
   // Encoding the decoded record gives the same bytes.

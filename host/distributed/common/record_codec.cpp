@@ -174,6 +174,20 @@ void fields(IO& io, stats::channel_sums& c) {
   io.vec(c.pos_inf_count);
   io.vec(c.neg_inf_count);
 }
+/// A status as its code and message.
+template <typename IO>
+void status_fields(IO& io, status& s) {
+  auto code = s.code();
+  std::string message = s.message();
+  io.pod(code);
+  io.str(message);
+  if constexpr (IO::reading) s = code == error_code::ok ? status() : status(code, message);
+}
+template <typename IO>
+void fields(IO& io, stats::record_problem& p) {
+  io.pod(p.location);
+  status_fields(io, p.reason);
+}
 template <typename IO>
 void fields(IO& io, stats::statistics_record& r) {
   io.pod(r.tensor);
@@ -182,11 +196,7 @@ void fields(IO& io, stats::statistics_record& r) {
   io.pod(r.mode);
   io.pod(r.mode_step);
   io.opt(r.wall_time);
-  auto code = r.raw_status.code();
-  std::string message = r.raw_status.message();
-  io.pod(code);
-  io.str(message);
-  if constexpr (IO::reading) r.raw_status = code == error_code::ok ? status() : status(code, message);
+  status_fields(io, r.raw_status);
   io.pod(r.type);
   io.vec(r.shape);
   io.pod(r.num_elements);
@@ -197,6 +207,7 @@ void fields(IO& io, stats::statistics_record& r) {
   io.vec(r.previous);
   io.vec(r.axis0);
   io.vec(r.saved_reductions);
+  io.vec(r.reduction_problems);
   io.vec(r.percentiles);
   io.vec(r.equal_counts);
   io.vec(r.channel_sums);
