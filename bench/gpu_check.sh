@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The GPU proof of issue 3, in one script: build (Release, CUDA ON, tests and benchmarks), run
+# The GPU proof of issue 3, in one script: build (Release, CUDA ON, tests and benchmarks),
+# `trialstat selftest --device cuda` (every statistic, CUDA against the CPU twin), run
 # every test binary (the gpu_* suites run when a device is visible), compute-sanitizer memcheck
 # and racecheck on the GPU suites, the GPU benchmarks (kernels alone vs D2D copy bandwidth; end
 # to end from the page cache vs pinned H2D bandwidth with per-stage times and a timeline), and
@@ -92,6 +93,19 @@ run_step_build() {
 run_step_tests() {
   say "tests"
   local total_fail=0
+  # First what a user runs on a new GPU machine: every statistic, CUDA against the CPU twin.
+  local cli="$BUILD/tools/trialstat/trialstat"
+  if [ -x "$cli" ]; then
+    local device; device=$([ $HAVE_GPU = 1 ] && echo cuda || echo cpu)
+    if "$cli" selftest --device "$device" > "$TMPD/selftest.txt" 2>&1; then
+      note "selftest --device $device: passed ($(grep -c . "$TMPD/selftest.txt") lines)"
+    else
+      tail -40 "$TMPD/selftest.txt"
+      fail "selftest --device $device"
+      total_fail=1
+    fi
+    cp "$TMPD/selftest.txt" "$OUT/selftest.txt"
+  fi
   for t in "$BUILD"/tests/test_*; do
     [ -x "$t" ] || continue
     local name; name=$(basename "$t")
