@@ -138,7 +138,8 @@ TEST(worked_example, read_tensor_record_at_start_idx_10168) {
   // Index length that does not match the record's own size.
   for (const uint64_t length : {uint64_t{98}, uint64_t{100}, uint64_t{16}, uint64_t{15}}) {
     SCOPED_TRACE(length);
-    const status bad = read_tensor_record(*file, {length == 100 ? 10167 : 10168, length}, buffers, r);
+    const uint64_t start = length == 100 ? 10167 : 10168;
+    const status bad = read_tensor_record(*file, {start, length}, buffers, r);
     if (length == 100) {
       // One byte early: the filler byte breaks the length CRC.
       EXPECT_EQ(bad.code(), error_code::data_loss) << bad.to_string();
