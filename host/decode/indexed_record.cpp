@@ -10,14 +10,10 @@
 
 #include <fmt/format.h>
 
+#include "trialstat/io/little_endian.hpp"
+
 namespace trialstat::decode {
 namespace {
-
-uint64_t load_le64(const std::byte* p) noexcept {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint64_t>(p[i]);
-  return v;
-}
 
 status prefixed(error_code code, std::string_view file_name, uint64_t start_bytes,
                 std::string_view detail) {
@@ -53,7 +49,7 @@ status decode_indexed_record(std::span<const std::byte> bytes, uint64_t file_siz
     if (frame.error_status().code() == error_code::truncated_record) {
       // The whole indexed range is present, so a record longer than it is an index mismatch,
       // not a tail still being written.
-      const uint64_t declared = load_le64(record.data());
+      const uint64_t declared = io::load_le64(record.data());
       return prefixed(error_code::data_loss, file_name, start,
                       fmt::format("index length {} does not match the record size {} (declared "
                                   "payload {} + {} framing bytes)",

@@ -6,21 +6,10 @@
 #include <fmt/format.h>
 
 #include "trialstat/io/crc32c.hpp"
+#include "trialstat/io/little_endian.hpp"
 
 namespace trialstat::io {
 namespace {
-
-uint64_t load_le64(const std::byte* p) noexcept {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint64_t>(p[i]);
-  return v;
-}
-
-uint32_t load_le32(const std::byte* p) noexcept {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint32_t>(p[i]);
-  return v;
-}
 
 /// What `check_frame` found; the message is built only on failure, by the caller.
 enum class frame_check : uint8_t {
