@@ -361,4 +361,10 @@ result<pipeline_counters> run_statistics(const trial::catalog& trial, const plan
   return stream.advance(on_step, /*include_incomplete=*/true);
 }
 
+result<pipeline_counters> run_statistics_from(const statistics_source& source, const trial::catalog& trial,
+                                              const plan::read_plan& plan, const pipeline_options& options,
+                                              const step_callback& on_step) {
+  return source ? source(trial, plan, options, on_step) : run_statistics(trial, plan, options, on_step);
+}
+
 }  // namespace trialstat::pipeline

@@ -192,12 +192,19 @@ result<tensorboard_export_summary> export_tensorboard(const trial::catalog& tria
   if (options.logdir.empty()) return status(error_code::invalid_argument, "--logdir is required");
   auto selected = select_tensors(trial, options.collections, options.regexes);
   if (!selected) return selected.error_status();
-  TRIALSTAT_RETURN_IF_ERROR(prepare_logdir(options.logdir, options.overwrite));
   const plan::read_plan plan = statistics_plan(
       trial, *selected, {.histogram_bins = 0, .log_histogram = true, .saved_reductions = false});
+  if (!options.writes_files) {  // an MPI rank other than 0: its share of the statistics only
+    auto run = pipeline::run_statistics_from(options.statistics, trial, plan, options.pipeline,
+                                             [](const stats::step_statistics&) {});
+    if (!run) return run.error_status();
+    return tensorboard_export_summary{};
+  }
+  TRIALSTAT_RETURN_IF_ERROR(prepare_logdir(options.logdir, options.overwrite));
   exporter out(trial, options);
   status failure;
-  auto run = pipeline::run_statistics(trial, plan, options.pipeline, [&](const stats::step_statistics& step) {
+  auto run = pipeline::run_statistics_from(options.statistics, trial, plan, options.pipeline,
+                                           [&](const stats::step_statistics& step) {
     out.summary().steps += 1;
     for (const auto& r : step.records) {
       out.summary().records += 1;

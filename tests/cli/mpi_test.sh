@@ -121,6 +121,33 @@ if [[ $? == 0 ]] && cmp -s "$work/multi.np3.jsonl" "$work/multi.stats_json.ref" 
 else
   bad "stats --output under mpirun -np 3 differs from one process's stdout"
 fi
+# tensorboard: the ranks share the reading and rank 0 alone writes the logdir (before, every rank
+# exported into it: the second found it not empty). Event files carry wall times and host/pid in
+# their names, so the runs are compared by folder, file count and byte size.
+tb_layout() { (cd "$1" && find . -type f -printf '%h %s\n' | sort); }
+"$bin" tensorboard "$work/multi" --logdir "$work/tb.ref" >/dev/null 2>&1 || bad "tensorboard, one process"
+"${mpi[@]}" -np 3 "$bin" tensorboard "$work/multi" --logdir "$work/tb.np3" >"$work/tb.np3.out" 2>"$work/tb.np3.err"
+if [[ $? == 0 ]] && [[ -n "$(tb_layout "$work/tb.ref")" ]] && [[ "$(tb_layout "$work/tb.ref")" == "$(tb_layout "$work/tb.np3")" ]]; then
+  ok
+else
+  bad "tensorboard under mpirun -np 3 differs from one process: $(head -c 800 "$work/tb.np3.err")"
+fi
+# A logdir that is not empty ends the whole job (exit 2, rank 0's message), never a hang.
+"${mpi[@]}" -np 2 "$bin" tensorboard "$work/multi" --logdir "$work/tb.np3" >/dev/null 2>"$work/tb.again.err"
+rc=$?
+if [[ $rc == 2 ]] && grep -q "not empty" "$work/tb.again.err"; then
+  ok
+else
+  bad "tensorboard into a used logdir under mpirun: exit $rc: $(head -c 800 "$work/tb.again.err")"
+fi
+# report: rank 0 alone writes it (its second pass depends on the first pass's findings).
+"${mpi[@]}" -np 2 "$bin" report "$work/multi" --output "$work/multi.np2.html" >/dev/null 2>"$work/report.np2.err"
+rc=$?
+if [[ ($rc == 0 || $rc == 1) && -s "$work/multi.np2.html" ]] && [[ $(grep -c "trialstat: wrote" "$work/report.np2.err") == 1 ]]; then
+  ok
+else
+  bad "report under mpirun -np 2: exit $rc: $(head -c 800 "$work/report.np2.err")"
+fi
 grep -q IssuesFound "$work/multi.rules_json.ref" || bad "rules fire on the generated trial"
 fires=$(python3 -c 'import json,sys; print(sum(json.loads(l)["status"]=="IssuesFound" for l in open(sys.argv[1])))' "$work/multi.rules_json.ref" 2>/dev/null || echo "?")
 echo "rules firing on the generated trial: $fires of 21"

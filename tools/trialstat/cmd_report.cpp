@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "tools/trialstat/commands.hpp"
+#include "trialstat/distributed/world.hpp"
 #include "trialstat/report/html_report.hpp"
 
 namespace trialstat::cli {
@@ -44,6 +45,10 @@ int run_report(const report_options& o) {
   if (!configs) return report_error(configs.error_status());
   auto opened = open_trial(o.trial);
   if (!opened) return report_error(opened.error_status());
+  // Under mpirun, rank 0 alone writes the report (the ranks loaded the catalog together): its
+  // second pass depends on the first pass's findings, which only rank 0 holds, so the ranks
+  // cannot share the reading the way `rules` and `tensorboard` do.
+  if (distributed::world().rank() != 0) return 0;
   auto progress = make_progress(o.progress, "report");
   r.pipeline.progress = progress.get();
   auto summary = report::write_html_report(*opened, frontend::make_rule_invocations(*configs), r, o.output, [](const status& s) {

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include "tools/trialstat/commands.hpp"
+#include "trialstat/distributed/distributed_statistics.hpp"
+#include "trialstat/distributed/world.hpp"
 #include "trialstat/report/tensorboard_export.hpp"
 
 namespace trialstat::cli {
@@ -34,10 +36,19 @@ int run_tensorboard(const tensorboard_options& o) {
   e.overwrite = o.overwrite;
   e.pipeline = *options;
   e.pipeline.progress = progress.get();
+  // Under mpirun the ranks compute the statistics together; rank 0 alone writes the logdir.
+  distributed::process_world& world = distributed::world();
+  e.statistics = distributed::run_statistics;
+  e.writes_files = world.rank() == 0;
   auto summary = report::export_tensorboard(*opened, e, [](const status& s) {
     fmt::print(stderr, "warning: {}\n", s.to_string());
   });
-  if (!summary) return report_error(summary.error_status());
+  if (!summary) {
+    // A failure before the shared run (rank 0: a logdir that is not empty) must end every rank.
+    if (world.distributed()) world.abort(summary.error_status(), 2);
+    return report_error(summary.error_status());
+  }
+  if (world.rank() != 0) return 0;
   fmt::print(stderr, "trialstat: wrote {} scalars and {} histograms of {} steps into {} run(s) under {}\n",
              summary->scalars, summary->histograms, summary->steps, summary->files.size(), o.logdir);
   if (summary->failed_records > 0) {

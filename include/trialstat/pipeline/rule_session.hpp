@@ -82,12 +82,6 @@ struct session_progress {
   bool replanned = false;               ///< the rules were prepared again (the catalog changed)
 };
 
-/// @brief Where a one-shot evaluation's statistics come from: `run_statistics` (the default, one
-/// process), or e.g. `distributed::run_statistics` (the merged steps of MPI ranks, issue 10).
-/// Must call `on_step` for every saved step in range, ascending, as `run_statistics` does.
-using statistics_source = std::function<result<pipeline_counters>(
-    const trial::catalog&, const plan::read_plan&, const pipeline_options&, const step_callback&)>;
-
 /// @brief Rules evaluated incrementally over one trial, sharing one statistics stream (one read
 /// of each event file for all rules).
 ///

@@ -158,4 +158,18 @@ class statistics_stream {
                                                        const pipeline_options& options,
                                                        const step_callback& on_step);
 
+/// @brief Where a one-shot run's statistics come from: `run_statistics` (one process; what an
+/// empty source means everywhere it is taken), or e.g. `distributed::run_statistics` (the merged
+/// steps of MPI ranks, issue 10). Must call `on_step` for every saved step in range, ascending,
+/// as `run_statistics` does (under MPI: on rank 0 only).
+using statistics_source = std::function<result<pipeline_counters>(
+    const trial::catalog&, const plan::read_plan&, const pipeline_options&, const step_callback&)>;
+
+/// @brief `source(...)`, or `run_statistics(...)` when `source` is empty.
+[[nodiscard]] result<pipeline_counters> run_statistics_from(const statistics_source& source,
+                                                            const trial::catalog& trial,
+                                                            const plan::read_plan& plan,
+                                                            const pipeline_options& options,
+                                                            const step_callback& on_step);
+
 }  // namespace trialstat::pipeline

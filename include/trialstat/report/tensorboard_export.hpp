@@ -42,6 +42,12 @@ struct tensorboard_export_options {
   /// and other files are left alone.
   bool overwrite = false;
   pipeline::pipeline_options pipeline;   ///< backend, step range, progress
+  /// Where the statistics come from (empty: `pipeline::run_statistics` in this process); the CLI
+  /// passes `distributed::run_statistics` so that MPI ranks share the reading.
+  pipeline::statistics_source statistics;
+  /// false on MPI ranks other than 0: they compute their share through `statistics` and neither
+  /// check, clean nor write `logdir` (rank 0 alone writes the export; the summary stays empty).
+  bool writes_files = true;
 };
 
 /// @brief What was written.
