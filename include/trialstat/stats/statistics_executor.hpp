@@ -43,13 +43,15 @@ class statistics_executor {
   virtual ~statistics_executor() = default;
 
   /// @brief Fill, for every segment, what `batch.requests` asks for its record's tensor: moments,
-  /// histogram, the scalar of one-element tensors, axis-0 counts, and pairwise statistics
-  /// against the kept copies of earlier steps of the same (tensor, worker) — after which this
-  /// step's copy is kept (up to the request's `history_depth`). Batches must be submitted in
-  /// global-step order. Records of segments with a dtype that has no statistics must not be
-  /// submitted.
-  /// @return ok; errors: what the kernels return (invalid_argument, out_of_memory, cuda_*).
-  ///   Synchronous: on return every record is complete and `base` may be reused.
+  /// fixed-bin and log-scale histograms, the scalar of one-element tensors, axis-0 counts,
+  /// pairwise statistics against the kept copies of earlier steps of the same (tensor, worker) —
+  /// after which this step's copy is kept (up to the request's `history_depth`) — and the rule
+  /// statistics (percentiles, equality counts, channel sums, kept values). Batches must be
+  /// submitted in global-step order. Records of segments with a dtype that has no statistics
+  /// must not be submitted.
+  /// @return ok; errors: invalid_argument when segments, records and requests do not match
+  ///   (`tensor_batch::check`), else what the kernels return (invalid_argument, out_of_memory,
+  ///   cuda_*). Synchronous: on return every record is complete and `base` may be reused.
   [[nodiscard]] virtual status compute(const tensor_batch& batch) = 0;
 
   [[nodiscard]] virtual stats::backend backend() const noexcept = 0;
