@@ -18,14 +18,19 @@ result<pipeline::pipeline_options> make_pipeline_options(const device_options& o
     return status(error_code::invalid_argument,
                   fmt::format("--pinned-mb must be in [1, {}]", max_pinned_mb));
   }
+  auto verify = pipeline::parse_device_verification(options.verify_device);
+  if (!verify) return verify.error_status();
   pipeline::pipeline_options out;
+  out.verify_device = *verify;
   out.backend = resolved->backend;
   out.pinned_pool_bytes = static_cast<std::size_t>(options.pinned_mb) << 20;
   return out;
 }
 
 result<pipeline::pipeline_options> make_pipeline_options(std::string_view device) {
-  return make_pipeline_options(device_options{std::string(device), default_pinned_mb});
+  device_options options;
+  options.device = std::string(device);
+  return make_pipeline_options(options);
 }
 
 }  // namespace trialstat::frontend

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// `--device auto|cpu|cuda` and TRIALSTAT_FORCE_BACKEND: which statistics backend runs, and why.
+// `--device auto|cpu|cuda` and TRIALSTAT_FORCE_BACKEND: which statistics backend runs, and why;
+// `--verify-device off|first|sampled`.
 #include <cstdlib>
 #include <string>
 
@@ -15,6 +16,14 @@ result<device_choice> parse_device_choice(std::string_view text) {
   if (text == "cuda") return device_choice::cuda;
   return status(error_code::invalid_argument,
                 "device '" + std::string(text) + "': expected auto, cpu or cuda");
+}
+
+result<device_verification> parse_device_verification(std::string_view text) {
+  if (text == "off") return device_verification::off;
+  if (text == "first") return device_verification::first;
+  if (text == "sampled") return device_verification::sampled;
+  return status(error_code::invalid_argument,
+                "--verify-device '" + std::string(text) + "': expected off, first or sampled");
 }
 
 result<resolved_backend> resolve_backend(device_choice choice) {

@@ -16,7 +16,9 @@
 
 #include <fmt/format.h>
 
+#include "host/pipeline/device_verification.hpp"
 #include "host/pipeline/step_reader.hpp"
+#include "trialstat/stats/fault_injection.hpp"
 #include "trialstat/stats/statistics_executor.hpp"
 
 namespace trialstat::pipeline {
@@ -150,11 +152,30 @@ bool step_in_range(int64_t step, const plan::read_plan& plan, const pipeline_opt
          std::binary_search(options.only_steps.begin(), options.only_steps.end(), step);
 }
 
+namespace detail {
+
+/// Where a pass left the device for the CPU: the position of the step in the pass that failed
+/// its check (or whose computation failed on the device), and why.
+struct device_fallback {
+  std::size_t position = 0;
+  std::string reason;
+};
+
+/// How a pass ended: a failure of the run, a fallback to redo on the CPU, or neither.
+struct pass_outcome {
+  status failure;
+  std::optional<device_fallback> fallback;
+};
+
+}  // namespace detail
+
 struct statistics_stream::state {
   const trial::catalog& trial;
   plan::read_plan plan;
   pipeline_options options;
   std::unique_ptr<stats::statistics_executor> executor;
+  /// Verified batches of a device run (set with the executor).
+  std::optional<detail::device_verifier> verifier;
   std::optional<int64_t> last_step;
   /// The step batches: at least two; more for small steps (see `batches_for`).
   std::vector<std::unique_ptr<detail::step_batch>> batches;
@@ -213,12 +234,27 @@ struct statistics_stream::state {
 
   /// Hand one step's segments to the executor (file buffers, then typed-field fallbacks).
   status compute(detail::step_batch& batch) { return detail::compute_step_batch(*executor, plan, batch, work); }
+
+  /// The executor for `options.backend` (with TRIALSTAT_FAULT_INJECT's wrapper) and its
+  /// verifier, on the first `advance`. Errors: make_statistics_executor's, a bad switch value.
+  status prepare_executor();
+  /// Emits one step: counters, the callback, the last step, progress.
+  using emit_function = std::function<void(const trial::step_info&, std::span<const stats::statistics_record>,
+                                           int64_t bytes_read, int64_t tensor_bytes, int64_t progress_bytes)>;
+  detail::pass_outcome run_pass(const std::vector<trial::step_info>& steps, std::size_t first_emitted,
+                        const std::vector<int64_t>& progress_bytes, const emit_function& emit,
+                        pipeline_counters& counters);
+  detail::pass_outcome fall_back(const std::vector<trial::step_info>& todo, std::size_t fallback_position,
+                         const std::string& reason, const std::vector<int64_t>& todo_bytes, const emit_function& emit,
+                         pipeline_counters& counters);
+  /// The most bytes one of `steps` holds while read ahead (`step_size::held`).
+  int64_t largest_held(const std::vector<trial::step_info>& steps) const;
 };
 
 statistics_stream::statistics_stream(const trial::catalog& trial, plan::read_plan plan,
                                      pipeline_options options)
     : state_(std::make_unique<state>(
-          state{trial, std::move(plan), options, nullptr, std::nullopt, {}, {}})) {}
+          state{trial, std::move(plan), std::move(options), nullptr, std::nullopt, std::nullopt, {}, {}})) {}
 statistics_stream::~statistics_stream() = default;
 statistics_stream::statistics_stream(statistics_stream&&) noexcept = default;
 statistics_stream& statistics_stream::operator=(statistics_stream&&) noexcept = default;
@@ -230,48 +266,28 @@ void statistics_stream::set_stop_at_unfinished_records(bool stop) noexcept {
 }
 const plan::read_plan& statistics_stream::plan() const noexcept { return state_->plan; }
 
-result<pipeline_counters> statistics_stream::advance(const step_callback& on_step,
-                                                     bool include_incomplete) {
-  state& s = *state_;
-  if (!s.executor) {
-    stats::executor_options executor_config;
-    executor_config.pinned_pool_bytes = s.options.pinned_pool_bytes;
-    auto made = stats::make_statistics_executor(s.options.backend, executor_config);
-    if (!made) return made.error_status();
-    s.executor = std::move(*made);
-  }
-  // The steps to process now: after the last one, in range, up to the first incomplete one.
-  std::vector<trial::step_info> todo;
-  for (const trial::step_info& info : s.trial.step_infos()) {
-    if (s.last_step && info.step <= *s.last_step) continue;
-    if (!include_incomplete && !s.trial.is_complete(info.step)) break;
-    if (step_in_range(info.step, s.plan, s.options)) todo.push_back(info);
-  }
-  pipeline_counters counters;
-  if (todo.empty()) return counters;
-  progress_reporter* progress = s.options.progress;
-  std::vector<int64_t> todo_bytes;
-  int64_t total = 0;
-  int64_t largest = 0;
-  for (const trial::step_info& info : todo) {
-    const state::step_size size = s.step_bytes(info.step);
-    state::add_saturated(total, todo_bytes.emplace_back(size.wanted));
-    largest = std::max(largest, size.held);
-  }
-  if (progress != nullptr) progress->begin(static_cast<int64_t>(todo.size()), total);
-  const std::size_t batch_count = batches_for(largest, s.executor->staging_pool() != nullptr);
-  while (s.batches.size() < batch_count) s.batches.push_back(std::make_unique<detail::step_batch>());
+
+/// One pass of the stream over `steps` (ascending): a reader thread reads them ahead while the
+/// executor computes them in order. Steps before `first_emitted` only ready the executor's
+/// pairwise history (after a fallback); the others are emitted through `emit`, or, while the
+/// device is verified, held until the next passed check (device_verification.hpp).
+detail::pass_outcome statistics_stream::state::run_pass(const std::vector<trial::step_info>& steps, std::size_t first_emitted,
+                                                const std::vector<int64_t>& progress_bytes, const emit_function& emit,
+                                                pipeline_counters& counters) {
+  detail::pass_outcome outcome;
+  const std::size_t batch_count = batches_for(largest_held(steps), executor->staging_pool() != nullptr);
+  while (batches.size() < batch_count) batches.push_back(std::make_unique<detail::step_batch>());
   std::vector<detail::step_batch*> circulating;
-  for (std::size_t i = 0; i < batch_count; ++i) circulating.push_back(s.batches[i].get());
+  for (std::size_t i = 0; i < batch_count; ++i) circulating.push_back(batches[i].get());
 
   // Remote sources fetch the reads of the steps ahead while these are decoded and computed.
-  detail::step_reader planner(s.trial, s.plan, s.options);
+  detail::step_reader planner(trial, plan, options);
   std::size_t planned_step = 0;
   std::deque<io::object_read> planned;
-  auto read_ahead = s.trial.source().start_read_ahead([&](io::object_read& next) {
-    while (planned.empty() && planned_step < todo.size()) {
-      planner.for_each_read(todo[planned_step++], [&](trial::file_id file, const std::vector<io::byte_range>& ranges) {
-        planned.push_back({std::string(s.trial.event_file_key(file)), ranges});
+  auto read_ahead = trial.source().start_read_ahead([&](io::object_read& next) {
+    while (planned.empty() && planned_step < steps.size()) {
+      planner.for_each_read(steps[planned_step++], [&](trial::file_id file, const std::vector<io::byte_range>& ranges) {
+        planned.push_back({std::string(trial.event_file_key(file)), ranges});
       });
     }
     if (planned.empty()) return false;
@@ -280,16 +296,15 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
     return true;
   });
   batch_exchange exchange(std::move(circulating));
-  detail::step_reader reader(s.trial, s.plan, s.options, s.executor->staging_pool());
+  detail::step_reader reader(trial, plan, options, executor->staging_pool());
   std::thread reader_thread([&] {
-    for (const trial::step_info& info : todo) {
+    for (const trial::step_info& info : steps) {
       detail::step_batch* batch = exchange.take_free();
       if (batch == nullptr) return;  // the consumer stopped
       status& unfinished = batch->unfinished;
       batch->failure = status::success();
       try {  // no exception may leave this thread (std::terminate): it becomes the run's error
-        unfinished = s.options.stop_at_unfinished_records ? check_step_files(s.trial, s.plan, info)
-                                                          : status::success();
+        unfinished = options.stop_at_unfinished_records ? check_step_files(trial, plan, info) : status::success();
         if (unfinished.ok()) {
           (void)reader.read_step(info, *batch);
         } else {
@@ -312,16 +327,29 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
       thread.join();
     }
   } joiner{exchange, reader_thread};
-  status failure;
-  for (std::size_t i = 0; i < todo.size(); ++i) {
-    detail::step_batch* batch = exchange.take_full(todo.size() - i);
+
+  const bool live = options.stop_at_unfinished_records;
+  verifier->reset_reference();  // prime steps of an earlier pass are not this one's history
+  const int history_depth = plan.max_history_depth();
+  // Live: the last step held, kept unrecycled with its records as read until the next step is
+  // known to be there, so that a poll's last step can be checked (`clean`: before computing).
+  detail::step_batch* pending = nullptr;
+  std::size_t pending_position = 0;
+  std::vector<stats::statistics_record> clean, pending_clean;
+  const auto release_held = [&] {
+    for (detail::held_step& held : verifier->take_held()) {
+      emit(held.info, held.records, held.bytes_read, held.tensor_bytes, held.progress_bytes);
+      counters.verified_steps += 1;
+    }
+  };
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    detail::step_batch* batch = exchange.take_full(steps.size() - i);
     if (batch == nullptr) break;
     if (!batch->failure.ok()) {
-      failure = batch->failure;
-      exchange.close();
+      outcome.failure = batch->failure;
       break;
     }
-    if (s.options.stop_at_unfinished_records) {
+    if (live) {
       status unfinished = batch->unfinished;
       for (const auto& r : batch->records) {
         if (!unfinished.ok()) break;
@@ -330,28 +358,181 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
       if (!unfinished.ok()) {  // retry this step after the next refresh
         counters.unfinished_step = batch->info.step;
         counters.unfinished_reason = std::move(unfinished);
-        exchange.close();
+        exchange.give_free(batch);
         break;
       }
     }
-    failure = s.compute(*batch);
-    if (!failure.ok()) {
-      exchange.close();
+    if (pending != nullptr) {  // the step after it is there: no late check needed
+      exchange.give_free(pending);
+      pending = nullptr;
+    }
+    const bool emitted = i >= first_emitted;
+    const bool verifying = emitted && verifier->active();
+    const detail::verification_role role =
+        verifying ? verifier->role_of(i, steps.size(), !live, history_depth) : detail::verification_role::none;
+    const bool keep_clean = role != detail::verification_role::none || (verifying && live);
+    if (keep_clean) clean = batch->records;
+    if (status computed = compute(*batch); !computed.ok()) {
+      if (verifying && detail::is_device_failure(computed)) {
+        outcome.fallback = detail::device_fallback{i, fmt::format("the {} backend failed at step {}: {}", verifier->device_name(),
+                                                          batch->info.step, computed.to_string())};
+      } else {
+        outcome.failure = std::move(computed);
+      }
       break;
     }
     detail::discard_damaged(*batch);  // a mapped file truncated meanwhile: no zeros as values
+    if (role != detail::verification_role::none) {
+      auto difference = verifier->compare(*batch, clean, plan, trial, work);
+      if (!difference) {
+        outcome.failure = difference.error_status();
+        break;
+      }
+      if (difference->has_value()) {
+        outcome.fallback = detail::device_fallback{i, fmt::format("the {} backend's results differ from the CPU twin's: {}",
+                                                          verifier->device_name(), **difference)};
+        break;
+      }
+    }
+    if (!emitted) {
+      exchange.give_free(batch);
+      continue;
+    }
+    if (verifying) verifier->count_steps(1);
+    if (!verifying) {
+      emit(batch->info, batch->records, batch->bytes_read, batch->tensor_bytes, progress_bytes[i]);
+      exchange.give_free(batch);
+    } else if (role == detail::verification_role::check) {
+      release_held();
+      emit(batch->info, batch->records, batch->bytes_read, batch->tensor_bytes, progress_bytes[i]);
+      counters.verified_steps += 1;
+      verifier->close_window();
+      exchange.give_free(batch);
+    } else {
+      verifier->hold(*batch, progress_bytes[i]);
+      if (live) {
+        pending = batch;
+        pending_position = i;
+        std::swap(pending_clean, clean);
+      } else {
+        exchange.give_free(batch);
+      }
+    }
+  }
+  // A live poll's last step: checked now (without the steps before it, so the pairwise entries
+  // the CPU twin cannot compute are not compared), then everything held is emitted.
+  if (pending != nullptr && outcome.failure.ok() && !outcome.fallback && verifier->active()) {
+    verifier->reset_reference();  // its history must hold no older window's steps
+    auto difference = verifier->compare(*pending, pending_clean, plan, trial, work);
+    if (!difference) {
+      outcome.failure = difference.error_status();
+    } else if (difference->has_value()) {
+      outcome.fallback = detail::device_fallback{pending_position,
+                                         fmt::format("the {} backend's results differ from the CPU twin's: {}",
+                                                     verifier->device_name(), **difference)};
+    } else {
+      release_held();
+      verifier->close_window();
+    }
+  }
+  if (pending != nullptr) exchange.give_free(pending);
+  return outcome;
+}
+
+int64_t statistics_stream::state::largest_held(const std::vector<trial::step_info>& steps) const {
+  int64_t largest = 0;
+  for (const trial::step_info& info : steps) largest = std::max(largest, step_bytes(info.step).held);
+  return largest;
+}
+
+status statistics_stream::state::prepare_executor() {
+  if (executor) return status::success();
+  auto fault = stats::fault_injection_from_environment();
+  if (!fault) return fault.error_status();
+  stats::executor_options executor_config;
+  executor_config.pinned_pool_bytes = options.pinned_pool_bytes;
+  auto made = stats::make_statistics_executor(options.backend, executor_config);
+  if (!made) return made.error_status();
+  executor = stats::inject_faults(std::move(*made), *fault);
+  verifier.emplace(options, fault->active() && options.backend == stats::backend::cpu);
+  return status::success();
+}
+
+/// The device failed a check or a computation: warn once, leave it for a CPU executor, and
+/// redo on the CPU every step held since the last passed check and the rest of `todo` (from
+/// `fallback_position`), after the steps the CPU executor's pairwise history needs.
+detail::pass_outcome statistics_stream::state::fall_back(const std::vector<trial::step_info>& todo, std::size_t fallback_position,
+                                                 const std::string& reason, const std::vector<int64_t>& todo_bytes,
+                                                 const emit_function& emit, pipeline_counters& counters) {
+  detail::pass_outcome outcome;
+  const int64_t redo_from = verifier->first_held_step().value_or(todo[fallback_position].step);
+  (void)verifier->take_held();
+  verifier->deactivate();
+  const std::string warning =
+      fmt::format("{}; recomputing from step {} on the CPU and finishing the run there (--verify-device)", reason,
+                  redo_from);
+  counters.device_fallback = warning;
+  if (options.warn) {
+    options.warn(warning);
+  } else {
+    fmt::print(stderr, "trialstat: warning: {}\n", warning);
+  }
+  executor.reset();  // the device executor is done with (its context may be lost)
+  auto made = stats::make_statistics_executor(stats::backend::cpu);
+  if (!made) {
+    outcome.failure = made.error_status();
+    return outcome;
+  }
+  executor = std::move(*made);
+  options.backend = stats::backend::cpu;
+  std::vector<trial::step_info> steps = detail::history_steps_before(trial, plan, options, redo_from);
+  const std::size_t first_emitted = steps.size();
+  std::vector<int64_t> bytes(first_emitted, 0);
+  std::size_t redo_position = 0;
+  while (redo_position < todo.size() && todo[redo_position].step < redo_from) ++redo_position;
+  // Held steps of an earlier `advance` (none: each ends with a check) would come before todo.
+  for (std::size_t i = redo_position; i < todo.size(); ++i) {
+    steps.push_back(todo[i]);
+    bytes.push_back(todo_bytes[i]);
+  }
+  return run_pass(steps, first_emitted, bytes, emit, counters);
+}
+
+result<pipeline_counters> statistics_stream::advance(const step_callback& on_step,
+                                                     bool include_incomplete) {
+  state& s = *state_;
+  TRIALSTAT_RETURN_IF_ERROR(s.prepare_executor());
+  // The steps to process now: after the last one, in range, up to the first incomplete one.
+  std::vector<trial::step_info> todo;
+  for (const trial::step_info& info : s.trial.step_infos()) {
+    if (s.last_step && info.step <= *s.last_step) continue;
+    if (!include_incomplete && !s.trial.is_complete(info.step)) break;
+    if (step_in_range(info.step, s.plan, s.options)) todo.push_back(info);
+  }
+  pipeline_counters counters;
+  if (todo.empty()) return counters;
+  progress_reporter* progress = s.options.progress;
+  std::vector<int64_t> todo_bytes;
+  int64_t total = 0;
+  for (const trial::step_info& info : todo) state::add_saturated(total, todo_bytes.emplace_back(s.step_bytes(info.step).wanted));
+  if (progress != nullptr) progress->begin(static_cast<int64_t>(todo.size()), total);
+  const state::emit_function emit = [&](const trial::step_info& info, std::span<const stats::statistics_record> records,
+                                        int64_t bytes_read, int64_t tensor_bytes, int64_t step_progress_bytes) {
     counters.steps += 1;
-    counters.records += static_cast<int64_t>(batch->records.size());
-    counters.bytes_read += batch->bytes_read;
-    counters.tensor_bytes += batch->tensor_bytes;
-    for (const auto& r : batch->records) counters.failed_records += r.raw_status.ok() ? 0 : 1;
-    on_step(stats::step_statistics{batch->info.step, batch->info.mode, batch->info.mode_step, batch->records});
-    s.last_step = batch->info.step;
-    exchange.give_free(batch);
-    if (progress != nullptr) progress->advance(1, todo_bytes[i]);
+    counters.records += static_cast<int64_t>(records.size());
+    counters.bytes_read += bytes_read;
+    counters.tensor_bytes += tensor_bytes;
+    for (const auto& r : records) counters.failed_records += r.raw_status.ok() ? 0 : 1;
+    on_step(stats::step_statistics{info.step, info.mode, info.mode_step, records});
+    s.last_step = info.step;
+    if (progress != nullptr) progress->advance(1, step_progress_bytes);
+  };
+  detail::pass_outcome outcome = s.run_pass(todo, 0, todo_bytes, emit, counters);
+  if (outcome.fallback) {
+    outcome = s.fall_back(todo, outcome.fallback->position, outcome.fallback->reason, todo_bytes, emit, counters);
   }
   if (progress != nullptr) progress->end();
-  if (!failure.ok()) return failure;
+  if (!outcome.failure.ok()) return outcome.failure;
   return counters;
 }
 

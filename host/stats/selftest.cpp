@@ -29,6 +29,7 @@
 #include "trialstat/stats/moments.hpp"
 #include "trialstat/stats/order_statistics.hpp"
 #include "trialstat/stats/pairwise.hpp"
+#include "trialstat/stats/result_comparison.hpp"
 #include "trialstat/stats/statistics_executor.hpp"
 #include "trialstat/stats/value_counts.hpp"
 
@@ -49,73 +50,15 @@ struct side {
   void activate() const { kernels::set_cpu_isa_limit(isa_limit); }
 };
 
-// --- the comparison ----------------------------------------------------------------------------
+// --- the comparison (result_comparison.hpp) ----------------------------------------------------
 
-bool same_bits(double a, double b) {
-  return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b));
-}
-
-/// Accumulates one check: the largest differences and the first mismatch. `exact_floats` (CPU
-/// levels) compares every float bit for bit; otherwise each kind of float has its tolerance.
-class comparer {
+/// The shared comparer, writing into one check, with the sides' names.
+class comparer : public result_comparer {
  public:
   comparer(selftest_check& check, const side& reference, const side& other, bool exact_floats)
-      : check_(check), reference_(reference.name), other_(other.name), exact_floats_(exact_floats) {}
-
-  /// Names the tensor the next comparisons are about (in mismatch messages).
-  void at(std::string where) { where_ = std::move(where); }
-
-  void count(std::string_view field, int64_t ref, int64_t got) {
-    const int64_t diff = got > ref ? got - ref : ref - got;
-    check_.max_count_difference = std::max(check_.max_count_difference, diff);
-    if (diff != 0) fail(field, fmt::format("{} {} vs {} {}", other_, got, reference_, ref));
-  }
-  /// Bit for bit (signed zeros included), or both NaN.
-  void exact(std::string_view field, double ref, double got) {
-    note_float(field, ref, got, std::max(std::fabs(ref), std::fabs(got)), same_bits(ref, got));
-  }
-  /// Equal as values (−0.0 == +0.0), or both NaN; bit for bit on CPU levels.
-  void value(std::string_view field, double ref, double got) {
-    if (exact_floats_) return exact(field, ref, got);
-    note_float(field, ref, got, std::max(std::fabs(ref), std::fabs(got)),
-               ref == got || (std::isnan(ref) && std::isnan(got)));
-  }
-  /// Within cuda_relative_tolerance × scale (non-finite: the same value); bit for bit on CPU
-  /// levels.
-  void near(std::string_view field, double ref, double got, double scale) {
-    if (exact_floats_) return exact(field, ref, got);
-    if (!std::isfinite(ref) || !std::isfinite(got)) return value(field, ref, got);
-    note_float(field, ref, got, std::fabs(scale), std::fabs(got - ref) <= cuda_relative_tolerance * std::fabs(scale));
-  }
-  /// An error on one side: the check fails with it.
-  void error(const side& s, const status& failure) {
-    if (check_.mismatch.empty()) check_.mismatch = fmt::format("{}: {}", s.name, failure.to_string());
-    check_.passed = false;
-  }
-
- private:
-  void note_float(std::string_view field, double ref, double got, double scale, bool ok) {
-    double relative = 0.0;
-    if (!same_bits(ref, got)) {
-      const double diff = std::fabs(got - ref);
-      relative = std::isnan(diff) || std::isinf(diff) ? std::numeric_limits<double>::infinity()
-                 : scale > 0                          ? diff / scale
-                 : diff > 0                           ? std::numeric_limits<double>::infinity()
-                                                      : 0.0;
-    }
-    check_.max_relative_difference = std::max(check_.max_relative_difference, relative);
-    if (!ok) fail(field, fmt::format("{} {:a} vs {} {:a} (relative difference {:.3g})", other_, got, reference_, ref, relative));
-  }
-  void fail(std::string_view field, const std::string& values) {
-    if (check_.mismatch.empty()) check_.mismatch = fmt::format("{}: {}: {}", where_, field, values);
-    check_.passed = false;
-  }
-
-  selftest_check& check_;
-  std::string reference_;
-  std::string other_;
-  bool exact_floats_;
-  std::string where_;
+      : result_comparer(check, reference.name, other.name, exact_floats) {}
+  using result_comparer::error;
+  void error(const side& s, const status& failure) { result_comparer::error(s.name, failure); }
 };
 
 // Σ|x| over the finite values, the scale of sums (the headers' tolerances are relative to it).
@@ -125,84 +68,6 @@ double finite_abs_sum(std::span<const double> values) {
     if (std::isfinite(x)) s += std::fabs(x);
   }
   return s;
-}
-
-void compare(comparer& c, const moments& ref, const moments& got) {
-  c.count("count", ref.count, got.count);
-  c.count("nan_count", ref.nan_count, got.nan_count);
-  c.count("pos_inf_count", ref.pos_inf_count, got.pos_inf_count);
-  c.count("neg_inf_count", ref.neg_inf_count, got.neg_inf_count);
-  c.count("zero_count", ref.zero_count, got.zero_count);
-  c.count("positive_count", ref.positive_count, got.positive_count);
-  c.count("negative_count", ref.negative_count, got.negative_count);
-  c.exact("min", ref.min, got.min);
-  c.exact("max", ref.max, got.max);
-  c.value("max_abs", ref.max_abs, got.max_abs);
-  c.near("sum", ref.sum, got.sum, ref.sum_abs);
-  c.near("sum_abs", ref.sum_abs, got.sum_abs, ref.sum_abs);
-  c.near("sum_squares", ref.sum_squares, got.sum_squares, ref.sum_squares);
-  const double n = ref.finite_count() > 0 ? static_cast<double>(ref.finite_count()) : 1.0;
-  c.near("mean", ref.mean, got.mean, ref.sum_abs / n);
-  const double variance = ref.has_finite() ? ref.variance() : 0.0;
-  c.near("variance", variance, got.has_finite() ? got.variance() : 0.0,
-         std::max(variance, ref.mean * ref.mean));
-}
-
-void compare(comparer& c, const histogram& ref, const histogram& got) {
-  c.count("bins", ref.bins, got.bins);
-  c.exact("lo", ref.lo, got.lo);
-  c.exact("hi", ref.hi, got.hi);
-  c.count("degenerate", ref.degenerate, got.degenerate);
-  c.count("cells", static_cast<int64_t>(ref.counts.size()), static_cast<int64_t>(got.counts.size()));
-  for (std::size_t i = 0; i < std::min(ref.counts.size(), got.counts.size()); ++i) {
-    c.count(fmt::format("cell {}", i), ref.counts[i], got.counts[i]);
-  }
-}
-
-void compare(comparer& c, const log_histogram& ref, const log_histogram& got) {
-  c.count("cells", static_cast<int64_t>(ref.counts.size()), static_cast<int64_t>(got.counts.size()));
-  for (std::size_t i = 0; i < std::min(ref.counts.size(), got.counts.size()); ++i) {
-    c.count(fmt::format("bin {}", i), ref.counts[i], got.counts[i]);
-  }
-  c.count("nan_count", ref.nan_count, got.nan_count);
-  c.count("pos_inf_count", ref.pos_inf_count, got.pos_inf_count);
-  c.count("neg_inf_count", ref.neg_inf_count, got.neg_inf_count);
-  c.count("below_count", ref.below_count, got.below_count);
-  c.count("above_count", ref.above_count, got.above_count);
-}
-
-void compare(comparer& c, const pairwise& ref, const pairwise& got) {
-  c.count("count", ref.count, got.count);
-  c.count("allclose_violations", ref.allclose_violations, got.allclose_violations);
-  c.value("diff_max_abs", ref.diff_max_abs, got.diff_max_abs);
-  c.near("diff_sum_squares", ref.diff_sum_squares, got.diff_sum_squares, ref.diff_sum_squares);
-  c.near("previous_sum_squares", ref.previous_sum_squares, got.previous_sum_squares, ref.previous_sum_squares);
-}
-
-void compare(comparer& c, const axis0_counts& ref, const axis0_counts& got) {
-  c.count("batch", ref.batch, got.batch);
-  c.count("nodes", static_cast<int64_t>(ref.per_node.size()), static_cast<int64_t>(got.per_node.size()));
-  for (std::size_t i = 0; i < std::min(ref.per_node.size(), got.per_node.size()); ++i) {
-    c.count(fmt::format("node {}", i), ref.per_node[i], got.per_node[i]);
-  }
-}
-
-/// `abs_sums`: each channel's Σ|x| over its finite values (channel_sums.hpp's scale).
-void compare(comparer& c, const channel_sums& ref, const channel_sums& got, std::span<const double> abs_sums) {
-  c.count("axis", ref.axis, got.axis);
-  c.count("channels", static_cast<int64_t>(ref.channels()), static_cast<int64_t>(got.channels()));
-  for (std::size_t k = 0; k < std::min(ref.channels(), got.channels()); ++k) {
-    c.count(fmt::format("count[{}]", k), ref.count[k], got.count[k]);
-    c.count(fmt::format("nan_count[{}]", k), ref.nan_count[k], got.nan_count[k]);
-    c.count(fmt::format("pos_inf_count[{}]", k), ref.pos_inf_count[k], got.pos_inf_count[k]);
-    c.count(fmt::format("neg_inf_count[{}]", k), ref.neg_inf_count[k], got.neg_inf_count[k]);
-    c.near(fmt::format("sum[{}]", k), ref.sum[k], got.sum[k], k < abs_sums.size() ? abs_sums[k] : 0.0);
-  }
-}
-
-void compare_counts(comparer& c, std::string_view what, std::span<const int64_t> ref, std::span<const int64_t> got) {
-  c.count(fmt::format("{} size", what), static_cast<int64_t>(ref.size()), static_cast<int64_t>(got.size()));
-  for (std::size_t i = 0; i < std::min(ref.size(), got.size()); ++i) c.count(fmt::format("{}[{}]", what, i), ref[i], got[i]);
 }
 
 /// Σ|x| of each channel along `axis` of a [outer, channels, inner] view.
@@ -596,36 +461,13 @@ class batch_checks {
 
  private:
   void compare_records(comparer& c, const statistics_record& ref, const statistics_record& got, std::size_t i) {
-    c.count("moments present", ref.moments.has_value(), got.moments.has_value());
-    if (ref.moments && got.moments) compare(c, *ref.moments, *got.moments);
-    c.count("histogram present", ref.histogram.has_value(), got.histogram.has_value());
-    if (ref.histogram && got.histogram) compare(c, *ref.histogram, *got.histogram);
-    c.count("log_histogram present", ref.log_histogram.has_value(), got.log_histogram.has_value());
-    if (ref.log_histogram && got.log_histogram) compare(c, *ref.log_histogram, *got.log_histogram);
-    c.count("scalar present", ref.scalar.has_value(), got.scalar.has_value());
-    if (ref.scalar && got.scalar) c.value("scalar", *ref.scalar, *got.scalar);
-    c.count("axis0 sets", static_cast<int64_t>(ref.axis0.size()), static_cast<int64_t>(got.axis0.size()));
-    for (std::size_t k = 0; k < std::min(ref.axis0.size(), got.axis0.size()); ++k) compare(c, ref.axis0[k], got.axis0[k]);
-    c.count("previous", static_cast<int64_t>(ref.previous.size()), static_cast<int64_t>(got.previous.size()));
-    for (std::size_t k = 0; k < std::min(ref.previous.size(), got.previous.size()); ++k) {
-      c.count("previous_step", ref.previous[k].previous_step, got.previous[k].previous_step);
-      compare(c, ref.previous[k].result, got.previous[k].result);
-      compare_counts(c, "allclose_violations", ref.previous[k].allclose_violations, got.previous[k].allclose_violations);
-    }
-    c.count("percentiles", static_cast<int64_t>(ref.percentiles.size()), static_cast<int64_t>(got.percentiles.size()));
-    for (std::size_t k = 0; k < std::min(ref.percentiles.size(), got.percentiles.size()); ++k) {
-      c.value(fmt::format("percentile {}", ref.percentiles[k].q), ref.percentiles[k].value, got.percentiles[k].value);
-    }
-    c.count("equal_counts", static_cast<int64_t>(ref.equal_counts.size()), static_cast<int64_t>(got.equal_counts.size()));
-    for (std::size_t k = 0; k < std::min(ref.equal_counts.size(), got.equal_counts.size()); ++k) {
-      c.count(fmt::format("count(x == {})", ref.equal_counts[k].value), ref.equal_counts[k].count, got.equal_counts[k].count);
-    }
-    c.count("channel_sums", static_cast<int64_t>(ref.channel_sums.size()), static_cast<int64_t>(got.channel_sums.size()));
-    if (!ref.channel_sums.empty() && !got.channel_sums.empty()) {
+    record_comparison_options options;
+    options.channel_abs_sums = [&](const channel_sums& sums) {
       std::vector<double> values;
       static_cast<void>(append_as_float64(b_.view(i), values));
-      compare(c, ref.channel_sums[0], got.channel_sums[0], channel_abs_sums(values, b_.shapes[i], -1));
-    }
+      return channel_abs_sums(values, b_.shapes[i], sums.axis);
+    };
+    stats::compare_records(c, ref, got, options);
   }
 
   const selftest_batch& b_;

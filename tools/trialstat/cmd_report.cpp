@@ -22,17 +22,19 @@ struct report_options {
   std::vector<std::string> order;
   std::vector<std::string> regexes;
   std::string steps;
-  std::string device = "auto";
+  frontend::device_options device;  // --device, --verify-device, --pinned-mb
   int max_points = 300;
   int max_heatmap_steps = 120;
   progress_mode progress = progress_mode::automatic;
 };
 
 int run_report(const report_options& o) {
-  auto resolved = frontend::resolve_device(o.device);
+  auto resolved = frontend::resolve_device(o.device.device);
   if (!resolved) return report_error(resolved.error_status());
+  auto pipeline = frontend::make_pipeline_options(o.device);
+  if (!pipeline) return report_error(pipeline.error_status());
   report::html_report_options r;
-  r.pipeline.backend = resolved->backend;
+  r.pipeline = std::move(*pipeline);
   r.backend_description = resolved->reason;
   if (status s = apply_step_range(o.steps, r.pipeline); !s.ok()) return report_error(s);
   if (o.max_points < 2 || o.max_heatmap_steps < 2) {
@@ -83,7 +85,7 @@ void add_report_command(CLI::App& app, int* exit_code) {
                   "(steps with NaN/Inf, findings or errors are always kept)")->capture_default_str();
   cmd->add_option("--heatmap-steps", o->max_heatmap_steps, "Heatmap columns (steps) spread evenly, "
                   "plus the finding steps")->capture_default_str();
-  cmd->add_option("--device", o->device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
+  add_device_flags(cmd, &o->device, /*with_pinned_mb=*/false);
   add_progress_flags(cmd, &o->progress);
   add_rule_flags(cmd, &o->rule_names, &o->params, &o->order, [=] { *exit_code = run_report(*o); });
 }

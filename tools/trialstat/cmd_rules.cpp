@@ -21,8 +21,7 @@ struct rules_options {
   std::vector<std::string> order;  // "rule" / "param", in command-line order
   std::string steps;
   std::string format = "table";
-  std::string device = "auto";
-  int64_t pinned_mb = frontend::default_pinned_mb;  // --pinned-mb: CUDA staging memory
+  frontend::device_options device;  // --device, --verify-device, --pinned-mb
   std::size_t max_findings = 20;
   progress_mode progress = progress_mode::automatic;
   bool strict = false;  // --strict: an unreadable record is an error (exit 2)
@@ -31,7 +30,7 @@ struct rules_options {
 int run_rules(const rules_options& o) {
   auto format = report::parse_output_format(o.format);
   if (!format) return report_error(format.error_status());
-  auto options = frontend::make_pipeline_options({o.device, o.pinned_mb});
+  auto options = frontend::make_pipeline_options(o.device);
   if (!options) return report_error(options.error_status());
   options->strict = o.strict;
   if (status s = apply_step_range(o.steps, *options); !s.ok()) return report_error(s);
@@ -70,13 +69,10 @@ void add_rules_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--steps", o->steps, "Global steps A:B (half-open), A:, :B or A");
   cmd->add_option("--format", o->format, "table (text) or json (one object per rule)")->capture_default_str();
   cmd->add_option("--max-findings", o->max_findings, "Findings listed per rule in text output (0 = all)")->capture_default_str();
-  cmd->add_option("--device", o->device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
+  add_device_flags(cmd, &o->device, /*with_pinned_mb=*/true);
   cmd->add_flag("--strict", o->strict,
                 "A record that cannot be read (cut short, corrupt, file missing) makes the rules "
                 "that needed it Error (exit 2) instead of a warning");
-  cmd->add_option("--pinned-mb", o->pinned_mb,
-                  "CUDA backend: pinned host staging memory in MiB (8 buffers; a tensor larger than "
-                  "one buffer is split)")->capture_default_str();
   add_progress_flags(cmd, &o->progress);
   add_rule_flags(cmd, &o->rule_names, &o->params, &o->order, [=] { *exit_code = run_rules(*o); });
 }

@@ -23,8 +23,7 @@ struct stats_options {
   std::vector<std::string> regexes;
   std::string steps;
   std::string format = "table";
-  std::string device = "auto";
-  int64_t pinned_mb = frontend::default_pinned_mb;  // --pinned-mb: CUDA staging memory
+  frontend::device_options device;  // --device, --verify-device, --pinned-mb
   int bins = stats::default_histogram_bins;
   bool no_reductions = false;
   bool log_hist = false;  // --log-hist: fixed log-scale histograms (JSON only)
@@ -42,7 +41,7 @@ int run_stats(const stats_options& o) {
     return report_error(status(error_code::invalid_argument,
                                "--log-hist is written only with --format json (key \"log_hist\")"));
   }
-  auto options = frontend::make_pipeline_options({o.device, o.pinned_mb});
+  auto options = frontend::make_pipeline_options(o.device);
   if (!options) return report_error(options.error_status());
   if (status s = apply_step_range(o.steps, *options); !s.ok()) return report_error(s);
   auto opened = open_trial(o.trial);
@@ -115,10 +114,7 @@ void add_stats_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--no-reductions", o->no_reductions, "Do not read saved smdebug reductions");
   cmd->add_option("--output,-o", o->output, "Write to this file instead of standard output");
   cmd->add_flag("--strict", o->strict, "Exit 2 when any record could not be read");
-  cmd->add_option("--device", o->device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
-  cmd->add_option("--pinned-mb", o->pinned_mb,
-                  "CUDA backend: pinned host staging memory in MiB (8 buffers; a tensor larger than "
-                  "one buffer is split)")->capture_default_str();
+  add_device_flags(cmd, &o->device, /*with_pinned_mb=*/true);
   add_progress_flags(cmd, &o->progress);
   cmd->callback([=] { *exit_code = run_stats(*o); });
 }

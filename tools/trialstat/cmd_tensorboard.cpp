@@ -17,7 +17,7 @@ struct tensorboard_options {
   std::vector<std::string> collections;
   std::vector<std::string> regexes;
   std::string steps;
-  std::string device = "auto";
+  frontend::device_options device;  // --device, --verify-device, --pinned-mb
   bool overwrite = false;
   progress_mode progress = progress_mode::automatic;
 };
@@ -72,7 +72,7 @@ void add_tensorboard_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--steps", o->steps, "Global steps A:B (half-open), A:, :B or A");
   cmd->add_flag("--overwrite", o->overwrite,
                 "Write into a non-empty logdir, deleting the TensorBoard event files already there");
-  cmd->add_option("--device", o->device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
+  add_device_flags(cmd, &o->device, /*with_pinned_mb=*/false);
   add_progress_flags(cmd, &o->progress);
   cmd->callback([=] { *exit_code = run_tensorboard(*o); });
 }

@@ -27,7 +27,7 @@ struct watch_cli_options {
   std::vector<std::string> params;
   std::vector<std::string> order;  // "rule" / "param", in command-line order
   std::string format = "table";
-  std::string device = "auto";
+  frontend::device_options device;  // --device, --verify-device, --pinned-mb
   std::string events;
   std::string stop_signal_file;
   std::optional<int64_t> stop_grace_s;
@@ -225,7 +225,7 @@ void add_watch_command(CLI::App& app, int* exit_code) {
                 "A record that cannot be read makes the rules that needed it Error (exit 2) "
                 "instead of a warning");
   cmd->add_option("--max-findings", o->max_findings, "Findings listed per rule in the final text table (0 = all)")->capture_default_str();
-  cmd->add_option("--device", o->device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
+  add_device_flags(cmd, &o->device, /*with_pinned_mb=*/false);
   cmd->callback([=] {
     for (const CLI::Option* opt : cmd->parse_order()) {
       if (opt == rule_opt) o->order.emplace_back("rule");

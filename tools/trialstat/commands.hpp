@@ -36,6 +36,9 @@ void add_selftest_command(CLI::App& app, int* exit_code);
 
 /// `--progress` / `--no-progress` on `cmd` (default: progress when stderr is a terminal).
 void add_progress_flags(CLI::App* cmd, progress_mode* mode);
+/// `--device`, `--verify-device`, and `--pinned-mb` when `with_pinned_mb` (commands that stream
+/// large trials), into `options`.
+void add_device_flags(CLI::App* cmd, frontend::device_options* options, bool with_pinned_mb);
 /// The stderr progress line for `mode` (null when off: pass `.get()` to pipeline_options).
 [[nodiscard]] std::unique_ptr<progress_reporter> make_progress(progress_mode mode, std::string label);
 

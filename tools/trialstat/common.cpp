@@ -206,6 +206,21 @@ void add_progress_flags(CLI::App* cmd, progress_mode* mode) {
   group->require_option(0, 1);
 }
 
+void add_device_flags(CLI::App* cmd, frontend::device_options* options, bool with_pinned_mb) {
+  cmd->add_option("--device", options->device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
+  cmd->add_option("--verify-device", options->verify_device,
+                  "CUDA backend: check results against the CPU twin — off, first (the first step) or sampled "
+                  "(the first, every 64th and the last step; records held until the next check passes). On a "
+                  "difference or a CUDA error: a warning, and the run finishes on the CPU")
+      ->check(CLI::IsMember({"off", "first", "sampled"}))
+      ->capture_default_str();
+  if (with_pinned_mb) {
+    cmd->add_option("--pinned-mb", options->pinned_mb,
+                    "CUDA backend: pinned host staging memory in MiB (8 buffers; a tensor larger than "
+                    "one buffer is split)")->capture_default_str();
+  }
+}
+
 std::unique_ptr<progress_reporter> make_progress(progress_mode mode, std::string label) {
   return make_terminal_progress(mode, std::move(label), stderr);
 }

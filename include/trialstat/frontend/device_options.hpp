@@ -29,6 +29,9 @@ struct device_options {
   /// Pinned host staging memory of the CUDA backend in MiB, in [1, max_pinned_mb]; the CPU
   /// backend ignores it. Becomes `pipeline_options::pinned_pool_bytes` (MiB << 20).
   int64_t pinned_mb = default_pinned_mb;
+  /// "off", "first" or "sampled" (`--verify-device`): how a CUDA run checks its results against
+  /// the CPU twin (pipeline_options::verify_device); the CPU backend ignores it.
+  std::string verify_device = "sampled";
 };
 
 /// @brief The backend `device` ("auto" / "cpu" / "cuda") resolves to on this machine, with the
@@ -39,14 +42,16 @@ struct device_options {
 ///   is visible (pipeline::resolve_backend).
 [[nodiscard]] result<pipeline::resolved_backend> resolve_device(std::string_view device);
 
-/// @brief Pipeline options for `options`: the resolved backend and `pinned_pool_bytes`; every
-/// other field keeps pipeline_options' default (no step range, not strict, no progress).
-/// The device is checked before the staging size.
+/// @brief Pipeline options for `options`: the resolved backend, `pinned_pool_bytes` and
+/// `verify_device`; every other field keeps pipeline_options' default (no step range, not
+/// strict, no progress). The device is checked before the staging size.
 /// @return errors: as resolve_device; invalid_argument "--pinned-mb must be in [1, 1048576]"
-///   when `pinned_mb` is outside [1, max_pinned_mb].
+///   when `pinned_mb` is outside [1, max_pinned_mb], or naming a `verify_device` that is none
+///   of off, first, sampled.
 [[nodiscard]] result<pipeline::pipeline_options> make_pipeline_options(const device_options& options);
 
-/// @brief Shorthand: make_pipeline_options({device, default_pinned_mb}). Errors: as resolve_device.
+/// @brief Shorthand: make_pipeline_options({device}) (default staging memory, sampled
+/// verification). Errors: as resolve_device.
 [[nodiscard]] result<pipeline::pipeline_options> make_pipeline_options(std::string_view device);
 
 }  // namespace trialstat::frontend

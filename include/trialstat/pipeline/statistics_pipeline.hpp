@@ -42,6 +42,19 @@ struct resolved_backend {
 };
 [[nodiscard]] result<resolved_backend> resolve_backend(device_choice choice);
 
+/// @brief `--verify-device`: how a CUDA run checks its results against the CPU twin (issue 25).
+enum class device_verification : uint8_t {
+  off,      ///< no check (benchmarks)
+  first,    ///< the first step of the run only; nothing is held back after it
+  sampled,  ///< the first step, every `verify_interval`-th, and the last of each `advance`
+};
+
+/// @brief Parse "off" / "first" / "sampled". Errors: invalid_argument naming the text.
+[[nodiscard]] result<device_verification> parse_device_verification(std::string_view text);
+
+/// @brief Default `pipeline_options::verify_interval` (steps between two checks).
+inline constexpr int64_t default_verify_interval = 64;
+
 /// @brief Options of a statistics run.
 struct pipeline_options {
   stats::backend backend = stats::backend::cpu;
@@ -73,6 +86,31 @@ struct pipeline_options {
   /// Told about each `advance`: begin(steps to visit, bytes of the records they need), one
   /// advance(1, bytes) per step emitted, end(). Not owned; null = silent (progress.hpp).
   progress_reporter* progress = nullptr;
+  /// Verified batches (issue 25): with the CUDA backend, the CPU twin recomputes checked steps
+  /// — the first, then (`sampled`) one in every `verify_interval` and the last step of each
+  /// `advance` (in a live trial, the last step of every poll) — and compares every record field
+  /// by field at result_comparison.hpp's tolerances before anything is emitted. The steps
+  /// between two checks are computed on the device and held back (their records, not their
+  /// tensors; kept values are copied), and emitted, in order, only when the next check passes;
+  /// a check also closes the window whenever the held records reach `verify_held_bytes`. For
+  /// pairwise statistics the CPU twin first recomputes the `max_history_depth()` steps before
+  /// the check (a check without them — a live poll's last step, a check forced by the held
+  /// bytes — compares the pairwise entries the CPU twin could compute). On a difference, or on
+  /// a CUDA error (cuda_error, cuda_fatal, out_of_memory from the executor), the run warns
+  /// once (`warn`: the statistic, tensor, step, worker and both values, or the CUDA error),
+  /// recomputes on the CPU every step held since the last passed check — reading their bytes
+  /// again, after the earlier steps each tensor's pairwise history needs — and finishes the run,
+  /// and every later `advance` of the stream, on the CPU: the output is then the CPU backend's.
+  /// Ignored by the CPU backend, except under the fault-injection test switch
+  /// (stats/fault_injection.hpp), where a CPU executor stands in for the device.
+  device_verification verify_device = device_verification::sampled;
+  /// Steps between two sampled checks (>= 1).
+  int64_t verify_interval = default_verify_interval;
+  /// Held-back records (bytes, kept values included) that force a check.
+  std::size_t verify_held_bytes = std::size_t{64} << 20;
+  /// Told the device fallback's warning (one line, once per stream). Empty: printed to
+  /// standard error as "trialstat: warning: ...".
+  std::function<void(const std::string&)> warn;
   /// Strict reading (`--strict`, issue 12): in a rule session, a rule whose tensors have a record
   /// that cannot be read (`rule_result::skipped`) ends Error at once instead of concluding
   /// without it. Off: the record is reported as skipped and the rule goes on.
@@ -95,6 +133,11 @@ struct pipeline_counters {
   /// because a record of it is not fully written yet (retry after the next catalog refresh).
   std::optional<int64_t> unfinished_step;
   status unfinished_reason;       ///< why (names the event file, byte offset and sizes)
+  /// Steps of this call whose device results were compared with the CPU twin and agreed
+  /// (`pipeline_options::verify_device`); 0 on the CPU backend.
+  int64_t verified_steps = 0;
+  /// Set when this call left the device for the CPU: the warning's text.
+  std::optional<std::string> device_fallback;
 };
 
 /// @brief Called once per saved global step (ascending) with all records of that step.

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "trialstat/stats/result_comparison.hpp"
 #include "trialstat/status.hpp"
 
 namespace trialstat::stats {
@@ -44,7 +45,7 @@ namespace trialstat::stats {
 /// @brief Relative tolerance of CUDA floats that are not exact: twice the 1e-12 each public
 /// header promises against a long-double reference (both twins within it, so within 2e-12 of
 /// each other).
-inline constexpr double cuda_relative_tolerance = 2e-12;
+inline constexpr double cuda_relative_tolerance = device_relative_tolerance;
 
 /// @brief Elements of the `large` case: past 2³¹, odd, so no power-of-two split hides an
 /// off-by-one.
@@ -85,7 +86,9 @@ struct selftest_options {
 };
 
 /// @brief One comparison: one statistic over one batch (a dtype's cases, `tiny` or `large`).
-struct selftest_check {
+/// The outcome (passed, largest differences, the first mismatch — "tensor, case, field, both
+/// values", or the error a side returned) is result_comparison.hpp's.
+struct selftest_check : comparison_outcome {
   /// "moments", "histogram", "log_histogram", "pairwise", "axis0_counts", "percentiles",
   /// "count_equal", "channel_sums", "bincount", "confusion", "top_k_sum" or "executor".
   std::string statistic;
@@ -96,16 +99,6 @@ struct selftest_check {
   /// Elements each side read (Σ over the batch's tensors; pairwise and confusion count both
   /// operands; the executor counts each of its two steps).
   int64_t num_elements = 0;
-  bool passed = false;
-  /// Largest |compared − reference| over the integer outputs (must be 0).
-  int64_t max_count_difference = 0;
-  /// Largest |compared − reference| / scale over the float outputs: the tolerance's scale for
-  /// toleranced floats, max(|a|, |b|) for exact ones; +Inf for NaN against a number or two
-  /// different infinities; 0 when bit-identical.
-  double max_relative_difference = 0.0;
-  /// The first difference beyond its tolerance (tensor, case, field, both values), or the error
-  /// a side returned; empty when passed.
-  std::string mismatch;
 };
 
 /// @brief Every check, and what was not run and why.
