@@ -73,6 +73,7 @@ verification_role device_verifier::role_of(std::size_t position, std::size_t cou
 
 result<std::optional<std::string>> device_verifier::compare(step_batch& batch,
                                                             std::vector<stats::statistics_record>& clean,
+                                                            std::span<const stats::statistics_record> device_records,
                                                             const plan::read_plan& plan, const trial::catalog& trial,
                                                             stats::tensor_batch& work) {
   if (!reference_) {
@@ -91,15 +92,20 @@ result<std::optional<std::string>> device_verifier::compare(step_batch& batch,
   const auto workers = trial.workers();
   stats::record_comparison_options options;
   options.reference_history_may_be_shorter = true;
-  for (std::size_t i = 0; i < batch.records.size(); ++i) {
-    const stats::statistics_record& device = batch.records[i];
+  if (device_records.size() != clean.size()) {
+    return status(error_code::invalid_argument, "verified batch: the device and the CPU twin have different records");
+  }
+  for (std::size_t i = 0; i < clean.size(); ++i) {
+    const stats::statistics_record& device = device_records[i];
     stats::comparison_outcome outcome;
     stats::result_comparer c(outcome, "cpu", device_name_);
-    c.at(fmt::format("step {} ({} step {}), tensor {}, worker {}", device.step, mode_name(device.mode),
-                     device.mode_step, device.tensor < tensors.size() ? tensors[device.tensor] : "?",
-                     device.worker < workers.size() ? workers[device.worker] : "?"));
     stats::compare_records(c, clean[i], device, options);
-    if (!outcome.passed) return std::optional<std::string>(outcome.mismatch);
+    if (!outcome.passed) {  // where, formatted only now
+      return std::optional<std::string>(
+          fmt::format("step {} ({} step {}), tensor {}, worker {}, {}", device.step, mode_name(device.mode),
+                      device.mode_step, device.tensor < tensors.size() ? tensors[device.tensor] : "?",
+                      device.worker < workers.size() ? workers[device.worker] : "?", outcome.mismatch));
+    }
   }
   return std::optional<std::string>();
 }
@@ -109,10 +115,16 @@ void device_verifier::close_window() noexcept {
   if (mode_ == device_verification::first) active_ = false;  // its one check is done
 }
 
-void device_verifier::hold(const step_batch& batch, int64_t progress_bytes) {
+std::span<const stats::statistics_record> device_verifier::last_held_records() const noexcept {
+  if (held_.empty()) return {};
+  return held_.back().records;
+}
+
+void device_verifier::hold(step_batch& batch, int64_t progress_bytes) {
   held_step& held = held_.emplace_back();
   held.info = batch.info;
-  held.records = batch.records;
+  held.records = std::move(batch.records);
+  batch.records.clear();
   held.bytes_read = batch.bytes_read;
   held.tensor_bytes = batch.tensor_bytes;
   held.progress_bytes = progress_bytes;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,13 +57,17 @@ class device_verifier {
                                           int history_depth) const;
 
   /// The CPU twin recomputes `batch` from `clean` (its records as read, before the device
-  /// computed them) and compares with the device's `batch.records`. A new reference executor
-  /// starts with each window (after a passed check), so its pairwise history holds only the
-  /// window's steps. @return the difference in words (statistic, tensor, step, worker, both
-  /// values), or nullopt when they agree; errors: the CPU executor's.
+  /// computed them; on return the CPU twin's) and compares with `device`, the device's records
+  /// of the same step (`batch.records`, or a held step's). A new reference executor starts with
+  /// each window (after a passed check), so its pairwise history holds only the window's steps.
+  /// @return the difference in words (statistic, tensor, step, worker, both values), or nullopt
+  ///   when they agree; errors: the CPU executor's.
   [[nodiscard]] result<std::optional<std::string>> compare(step_batch& batch, std::vector<stats::statistics_record>& clean,
+                                                            std::span<const stats::statistics_record> device,
                                                             const plan::read_plan& plan, const trial::catalog& trial,
                                                             stats::tensor_batch& work);
+  /// The device's records of the step held last (what a live poll's late check compares).
+  [[nodiscard]] std::span<const stats::statistics_record> last_held_records() const noexcept;
   /// A check passed: the window closes (the next one starts a fresh reference; `first` has
   /// checked all it checks).
   void close_window() noexcept;
@@ -70,8 +75,9 @@ class device_verifier {
   /// begins, or a check comes without its prime steps).
   void reset_reference() noexcept { reference_.reset(); }
 
-  /// Hold `batch`'s records (kept values copied) until the next passed check.
-  void hold(const step_batch& batch, int64_t progress_bytes);
+  /// Hold `batch`'s records until the next passed check: moved out of the batch (the reader
+  /// refills it), kept values copied.
+  void hold(step_batch& batch, int64_t progress_bytes);
   /// The held steps, oldest first, and no longer held.
   [[nodiscard]] std::vector<held_step> take_held();
   [[nodiscard]] bool has_held() const noexcept { return !held_.empty(); }

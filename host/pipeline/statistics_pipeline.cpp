@@ -383,7 +383,7 @@ detail::pass_outcome statistics_stream::state::run_pass(const std::vector<trial:
     }
     detail::discard_damaged(*batch);  // a mapped file truncated meanwhile: no zeros as values
     if (role != detail::verification_role::none) {
-      auto difference = verifier->compare(*batch, clean, plan, trial, work);
+      auto difference = verifier->compare(*batch, clean, batch->records, plan, trial, work);
       if (!difference) {
         outcome.failure = difference.error_status();
         break;
@@ -423,7 +423,7 @@ detail::pass_outcome statistics_stream::state::run_pass(const std::vector<trial:
   // the CPU twin cannot compute are not compared), then everything held is emitted.
   if (pending != nullptr && outcome.failure.ok() && !outcome.fallback && verifier->active()) {
     verifier->reset_reference();  // its history must hold no older window's steps
-    auto difference = verifier->compare(*pending, pending_clean, plan, trial, work);
+    auto difference = verifier->compare(*pending, pending_clean, verifier->last_held_records(), plan, trial, work);
     if (!difference) {
       outcome.failure = difference.error_status();
     } else if (difference->has_value()) {

@@ -27,25 +27,32 @@ result_comparer::result_comparer(comparison_outcome& outcome, std::string refere
       compared_name_(std::move(compared_name)),
       exact_floats_(exact_floats) {}
 
+std::string field_name::text() const {
+  if (index >= 0) return fmt::format("{}[{}]", name, index);
+  if (number) return fmt::format("{} {}", name, *number);
+  if (!suffix.empty()) return fmt::format("{} {}", name, suffix);
+  return std::string(name);
+}
+
 void result_comparer::at(std::string where) { where_ = std::move(where); }
 
-void result_comparer::count(std::string_view field, int64_t ref, int64_t got) {
+void result_comparer::count(const field_name& field, int64_t ref, int64_t got) {
   const int64_t diff = got > ref ? got - ref : ref - got;
   outcome_.max_count_difference = std::max(outcome_.max_count_difference, diff);
   if (diff != 0) fail(field, fmt::format("{} {} vs {} {}", compared_name_, got, reference_name_, ref));
 }
 
-void result_comparer::exact(std::string_view field, double ref, double got) {
+void result_comparer::exact(const field_name& field, double ref, double got) {
   note_float(field, ref, got, std::max(std::fabs(ref), std::fabs(got)), same_bits(ref, got));
 }
 
-void result_comparer::value(std::string_view field, double ref, double got) {
+void result_comparer::value(const field_name& field, double ref, double got) {
   if (exact_floats_) return exact(field, ref, got);
   note_float(field, ref, got, std::max(std::fabs(ref), std::fabs(got)),
              ref == got || (std::isnan(ref) && std::isnan(got)));
 }
 
-void result_comparer::near(std::string_view field, double ref, double got, double scale) {
+void result_comparer::near(const field_name& field, double ref, double got, double scale) {
   if (exact_floats_) return exact(field, ref, got);
   if (!std::isfinite(ref) || !std::isfinite(got)) return value(field, ref, got);
   note_float(field, ref, got, std::fabs(scale), std::fabs(got - ref) <= device_relative_tolerance * std::fabs(scale));
@@ -56,7 +63,7 @@ void result_comparer::error(std::string_view side, const status& failure) {
   outcome_.passed = false;
 }
 
-void result_comparer::note_float(std::string_view field, double ref, double got, double scale, bool ok) {
+void result_comparer::note_float(const field_name& field, double ref, double got, double scale, bool ok) {
   double relative = 0.0;
   if (!same_bits(ref, got)) {
     const double diff = std::fabs(got - ref);
@@ -72,8 +79,13 @@ void result_comparer::note_float(std::string_view field, double ref, double got,
   }
 }
 
-void result_comparer::fail(std::string_view field, const std::string& values) {
-  if (outcome_.mismatch.empty()) outcome_.mismatch = fmt::format("{}: {}: {}", where_, field, values);
+void result_comparer::fail(const field_name& field, const std::string& values) {
+  if (outcome_.mismatch.empty()) {
+    std::string place = where_;
+    if (!section_.empty()) place += place.empty() ? std::string(section_) : fmt::format(", {}", section_);
+    outcome_.mismatch = place.empty() ? fmt::format("{}: {}", field.text(), values)
+                                      : fmt::format("{}: {}: {}", place, field.text(), values);
+  }
   outcome_.passed = false;
 }
 
@@ -104,14 +116,14 @@ void compare(result_comparer& c, const histogram& ref, const histogram& got) {
   c.count("degenerate", ref.degenerate, got.degenerate);
   c.count("cells", static_cast<int64_t>(ref.counts.size()), static_cast<int64_t>(got.counts.size()));
   for (std::size_t i = 0; i < std::min(ref.counts.size(), got.counts.size()); ++i) {
-    c.count(fmt::format("cell {}", i), ref.counts[i], got.counts[i]);
+    c.count({"cell", i}, ref.counts[i], got.counts[i]);
   }
 }
 
 void compare(result_comparer& c, const log_histogram& ref, const log_histogram& got) {
   c.count("cells", static_cast<int64_t>(ref.counts.size()), static_cast<int64_t>(got.counts.size()));
   for (std::size_t i = 0; i < std::min(ref.counts.size(), got.counts.size()); ++i) {
-    c.count(fmt::format("bin {}", i), ref.counts[i], got.counts[i]);
+    c.count({"bin", i}, ref.counts[i], got.counts[i]);
   }
   c.count("nan_count", ref.nan_count, got.nan_count);
   c.count("pos_inf_count", ref.pos_inf_count, got.pos_inf_count);
@@ -133,7 +145,7 @@ void compare(result_comparer& c, const axis0_counts& ref, const axis0_counts& go
   c.count("batch", ref.batch, got.batch);
   c.count("nodes", static_cast<int64_t>(ref.per_node.size()), static_cast<int64_t>(got.per_node.size()));
   for (std::size_t i = 0; i < std::min(ref.per_node.size(), got.per_node.size()); ++i) {
-    c.count(fmt::format("node {}", i), ref.per_node[i], got.per_node[i]);
+    c.count({"node", i}, ref.per_node[i], got.per_node[i]);
   }
 }
 
@@ -141,22 +153,22 @@ void compare(result_comparer& c, const channel_sums& ref, const channel_sums& go
   c.count("axis", ref.axis, got.axis);
   c.count("channels", static_cast<int64_t>(ref.channels()), static_cast<int64_t>(got.channels()));
   for (std::size_t k = 0; k < std::min(ref.channels(), got.channels()); ++k) {
-    c.count(fmt::format("count[{}]", k), ref.count[k], got.count[k]);
-    c.count(fmt::format("nan_count[{}]", k), ref.nan_count[k], got.nan_count[k]);
-    c.count(fmt::format("pos_inf_count[{}]", k), ref.pos_inf_count[k], got.pos_inf_count[k]);
-    c.count(fmt::format("neg_inf_count[{}]", k), ref.neg_inf_count[k], got.neg_inf_count[k]);
+    c.count({"count", k}, ref.count[k], got.count[k]);
+    c.count({"nan_count", k}, ref.nan_count[k], got.nan_count[k]);
+    c.count({"pos_inf_count", k}, ref.pos_inf_count[k], got.pos_inf_count[k]);
+    c.count({"neg_inf_count", k}, ref.neg_inf_count[k], got.neg_inf_count[k]);
     if (k < abs_sums.size()) {
-      c.near(fmt::format("sum[{}]", k), ref.sum[k], got.sum[k], abs_sums[k]);
+      c.near({"sum", k}, ref.sum[k], got.sum[k], abs_sums[k]);
     } else {
-      c.value(fmt::format("sum[{}]", k), ref.sum[k], got.sum[k]);
+      c.value({"sum", k}, ref.sum[k], got.sum[k]);
     }
   }
 }
 
 void compare_counts(result_comparer& c, std::string_view what, std::span<const int64_t> ref,
                     std::span<const int64_t> got) {
-  c.count(fmt::format("{} size", what), static_cast<int64_t>(ref.size()), static_cast<int64_t>(got.size()));
-  for (std::size_t i = 0; i < std::min(ref.size(), got.size()); ++i) c.count(fmt::format("{}[{}]", what, i), ref[i], got[i]);
+  c.count({what, std::string_view("size")}, static_cast<int64_t>(ref.size()), static_cast<int64_t>(got.size()));
+  for (std::size_t i = 0; i < std::min(ref.size(), got.size()); ++i) c.count({what, i}, ref[i], got[i]);
 }
 
 namespace {
@@ -174,8 +186,7 @@ void compare_previous(result_comparer& c, const previous_comparison& ref, const 
 
 void compare_records(result_comparer& c, const statistics_record& ref, const statistics_record& got,
                      const record_comparison_options& options) {
-  const std::string base = c.where();
-  const auto section = [&](std::string_view name) { c.at(base.empty() ? std::string(name) : fmt::format("{}, {}", base, name)); };
+  const auto section = [&](std::string_view name) { c.section(name); };
   c.count("tensor", ref.tensor, got.tensor);
   c.count("worker", ref.worker, got.worker);
   c.count("step", ref.step, got.step);
@@ -200,8 +211,7 @@ void compare_records(result_comparer& c, const statistics_record& ref, const sta
     for (const previous_comparison& r : ref.previous) {
       const auto match = std::find_if(got.previous.begin(), got.previous.end(),
                                       [&](const previous_comparison& g) { return g.previous_step == r.previous_step; });
-      c.count(fmt::format("pairwise against step {} present", r.previous_step), 1,
-              present(match != got.previous.end()));
+      c.count({"pairwise against step", static_cast<double>(r.previous_step)}, 1, present(match != got.previous.end()));
       if (match != got.previous.end()) compare_previous(c, r, *match);
     }
   } else {
@@ -213,12 +223,12 @@ void compare_records(result_comparer& c, const statistics_record& ref, const sta
   section("percentiles");
   c.count("percentiles", static_cast<int64_t>(ref.percentiles.size()), static_cast<int64_t>(got.percentiles.size()));
   for (std::size_t k = 0; k < std::min(ref.percentiles.size(), got.percentiles.size()); ++k) {
-    c.value(fmt::format("percentile {}", ref.percentiles[k].q), ref.percentiles[k].value, got.percentiles[k].value);
+    c.value({"percentile", ref.percentiles[k].q}, ref.percentiles[k].value, got.percentiles[k].value);
   }
   section("equality counts");
   c.count("equal_counts", static_cast<int64_t>(ref.equal_counts.size()), static_cast<int64_t>(got.equal_counts.size()));
   for (std::size_t k = 0; k < std::min(ref.equal_counts.size(), got.equal_counts.size()); ++k) {
-    c.count(fmt::format("count(x == {})", ref.equal_counts[k].value), ref.equal_counts[k].count, got.equal_counts[k].count);
+    c.count({"count of x ==", ref.equal_counts[k].value}, ref.equal_counts[k].count, got.equal_counts[k].count);
   }
   section("channel sums");
   c.count("channel_sums", static_cast<int64_t>(ref.channel_sums.size()), static_cast<int64_t>(got.channel_sums.size()));
@@ -231,7 +241,7 @@ void compare_records(result_comparer& c, const statistics_record& ref, const sta
     }
     compare(c, ref.channel_sums[k], got.channel_sums[k], scales);
   }
-  c.at(base);
+  c.section({});
   c.count("kept values", present(ref.values_data != nullptr), present(got.values_data != nullptr));
 }
 

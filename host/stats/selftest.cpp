@@ -297,7 +297,7 @@ class batch_checks {
         },
         [](comparer& c, const std::vector<double>& ref, const std::vector<double>& got, std::size_t) {
           for (std::size_t k = 0; k < std::size(percentile_q); ++k) {
-            c.value(fmt::format("q={}", percentile_q[k]), ref[k], got[k]);
+            c.value({"q", percentile_q[k]}, ref[k], got[k]);
           }
         });
     per_tensor<std::vector<int64_t>>(

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -56,7 +57,24 @@ struct comparison_outcome {
   std::string mismatch;
 };
 
-/// @brief Accumulates comparisons into a `comparison_outcome` (kept by reference).
+/// @brief The name of a compared field, formatted only when it is reported: `name`,
+/// `name[index]` (index >= 0), `name number` (a percentile's q, a counted value) or
+/// `name suffix`.
+struct field_name {
+  std::string_view name;
+  int64_t index = -1;
+  std::optional<double> number;
+  std::string_view suffix;
+  field_name(const char* n) : name(n) {}  // NOLINT(google-explicit-constructor): a plain name
+  field_name(std::string_view n) : name(n) {}  // NOLINT(google-explicit-constructor)
+  field_name(std::string_view n, std::size_t i) : name(n), index(static_cast<int64_t>(i)) {}
+  field_name(std::string_view n, double v) : name(n), number(v) {}
+  field_name(std::string_view n, std::string_view s) : name(n), suffix(s) {}
+  [[nodiscard]] std::string text() const;
+};
+
+/// @brief Accumulates comparisons into a `comparison_outcome` (kept by reference). Cheap when
+/// the sides agree: nothing is formatted until a difference is reported.
 class result_comparer {
  public:
   /// @param reference_name, compared_name  how the two sides are named in `mismatch`
@@ -68,29 +86,33 @@ class result_comparer {
   /// @brief Names what the next comparisons are about (the mismatch message's "<where>").
   void at(std::string where);
   [[nodiscard]] const std::string& where() const noexcept { return where_; }
+  /// @brief Names the statistic the next comparisons are about ("<where>, <section>: field");
+  /// a string with static storage (a literal). Empty: none.
+  void section(std::string_view name) noexcept { section_ = name; }
   /// @brief Integers: equal.
-  void count(std::string_view field, int64_t reference, int64_t compared);
+  void count(const field_name& field, int64_t reference, int64_t compared);
   /// @brief Bit for bit (signed zeros included), or both NaN.
-  void exact(std::string_view field, double reference, double compared);
+  void exact(const field_name& field, double reference, double compared);
   /// @brief Equal as values (−0.0 == +0.0) or both NaN; bit for bit with `exact_floats`.
-  void value(std::string_view field, double reference, double compared);
+  void value(const field_name& field, double reference, double compared);
   /// @brief Within device_relative_tolerance × |scale| (non-finite: the same value); bit for bit
   /// with `exact_floats`.
-  void near(std::string_view field, double reference, double compared, double scale);
+  void near(const field_name& field, double reference, double compared, double scale);
   /// @brief A side returned `failure`: the comparison fails with it ("<side>: <status>").
   void error(std::string_view side, const status& failure);
 
   [[nodiscard]] const comparison_outcome& outcome() const noexcept { return outcome_; }
 
  private:
-  void note_float(std::string_view field, double reference, double compared, double scale, bool ok);
-  void fail(std::string_view field, const std::string& values);
+  void note_float(const field_name& field, double reference, double compared, double scale, bool ok);
+  void fail(const field_name& field, const std::string& values);
 
   comparison_outcome& outcome_;
   std::string reference_name_;
   std::string compared_name_;
   bool exact_floats_;
   std::string where_;
+  std::string_view section_;
 };
 
 void compare(result_comparer& c, const moments& reference, const moments& compared);
