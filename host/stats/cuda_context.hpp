@@ -5,7 +5,7 @@
 ///
 /// Every CUDA path of the statistics runs on a `cuda_context`: the public `stats::compute_*`
 /// calls make a private one per call (its own non-blocking stream); the CUDA executor keeps one on
-/// its own stream for the whole run, so the rule statistics it computes per tensor
+/// its own stream for the whole run, so the rule statistics it computes over each batch
 /// (percentiles, equality counts, channel sums: host/stats/rule_statistics.cpp) allocate nothing
 /// and create no stream in the steady state. The executor's batch buffers use the same
 /// `growing_block`.

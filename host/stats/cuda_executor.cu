@@ -454,18 +454,9 @@ class cuda_executor final : public statistics_executor {
     }
     TRIALSTAT_RETURN_IF_ERROR(finish_records());
     // The rule statistics without a place in the fused launches (percentiles, equality counts,
-    // channel sums, kept values): per tensor from its host bytes, on this backend, as the CPU
-    // executor does at the same point, on the first stream slot's stream (idle after the harvest)
-    // with memory reused from batch to batch.
-    for (std::size_t i = 0; i < seg_.size(); ++i) {
-      segment_work& w = seg_[i];
-      stats::statistics_record& record = *w.record;
-      const tensor_view view{batch.base + batch.segments[i].offset_bytes, record.type, record.shape,
-                             record.num_elements, memory_kind::host};
-      TRIALSTAT_RETURN_IF_ERROR(
-          detail::compute_rule_statistics(*w.request, view, record, stats::backend::cuda, rule_cuda_.get()));
-    }
-    return status::success();
+    // channel sums, kept values): one launch each over the whole batch (task tables), on the
+    // first stream slot's stream (idle after the harvest) with memory reused from batch to batch.
+    return detail::compute_rule_statistics_batch(batch, *rule_cuda_);
   }
 
   status run_pass(int pass, const tensor_batch& batch, const std::vector<batch_piece>& pieces,

@@ -20,8 +20,9 @@
 //    per piece in the first pass and add; axis-0 counts and pairwise results of pieces add
 //    exactly / merge;
 //  - the rule statistics that have no place in these launches (percentiles, equality counts,
-//    channel sums, kept values: detail::compute_rule_statistics) run per tensor afterwards from
-//    the batch's host bytes with backend::cuda, exactly where the CPU executor runs them;
+//    channel sums, kept values) run afterwards, exactly where the CPU executor runs them, as task
+//    launches over the whole batch (detail::compute_rule_statistics_batch: per group one staging
+//    copy, one launch per statistic, one download and wait);
 //  - `compute` stays synchronous (statistics_executor's contract): it returns after both streams
 //    drained, so the overlap is within a batch; across batches the reader thread overlaps.
 #pragma once

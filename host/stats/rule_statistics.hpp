@@ -6,6 +6,7 @@
 
 #include "trialstat/stats/statistics_request.hpp"
 #include "trialstat/stats/statistics_record.hpp"
+#include "trialstat/stats/tensor_batch.hpp"
 #include "trialstat/stats/backend.hpp"
 #include "trialstat/status.hpp"
 #include "trialstat/tensor_view.hpp"
@@ -30,5 +31,15 @@ class cuda_context;  // host/stats/cuda_context.hpp (CUDA builds)
                                              const tensor_view& tensor,
                                              stats::statistics_record& record,
                                              stats::backend which, cuda_context* cuda);
+
+/// @brief compute_rule_statistics for every segment of `batch` on the CUDA backend, as task
+/// launches over the whole batch (issue 25 item 3; rule_statistics_tasks.hpp): per group of
+/// tensors, one staging copy of their bytes, one launch each for equality counts, channel sums
+/// and percentiles on `cuda`'s stream and reusable memory, and one download and wait — not one
+/// per tensor. The records get the same fields in the same order as compute_rule_statistics.
+/// Without a CUDA build: invalid_argument.
+/// @return ok; errors: invalid_argument (a q outside [0, 100], a shape that does not describe its
+///   elements), out_of_memory, cuda_error/cuda_fatal.
+[[nodiscard]] status compute_rule_statistics_batch(const tensor_batch& batch, cuda_context& cuda);
 
 }  // namespace trialstat::stats::detail

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kernels/common/segmented_cuda.cuh"
+#include "kernels/common/tensor_task.hpp"
 
 namespace trialstat::kernels {
 namespace {
@@ -54,30 +55,35 @@ __device__ __forceinline__ void add_state_global(channel_state* states, int64_t 
   add_state(global_pointers(states, c), 0, s);
 }
 
-__global__ void __launch_bounds__(block_threads)
-    channel_sums_kernel(const std::byte* data, dtype type, int64_t n, int64_t channels,
-                        int64_t inner, channel_state* states) {
-  __shared__ double s_sum[max_shared_channels];
-  __shared__ unsigned long long s_count[max_shared_channels];
-  __shared__ unsigned long long s_nan[max_shared_channels];
-  __shared__ unsigned long long s_pinf[max_shared_channels];
-  __shared__ unsigned long long s_ninf[max_shared_channels];
+/// Shared-memory accumulators of one block (channels ≤ max_shared_channels).
+struct shared_channels {
+  double sum[max_shared_channels];
+  unsigned long long count[max_shared_channels];
+  unsigned long long nan_count[max_shared_channels];
+  unsigned long long pos_inf_count[max_shared_channels];
+  unsigned long long neg_inf_count[max_shared_channels];
+};
+
+/// One tensor's channel sums with this block as block `block` of `blocks` (block-uniform
+/// arguments: every thread of the block calls it, it synchronises the block).
+__device__ __forceinline__ void channel_sums_block(const std::byte* data, dtype type, int64_t n, int64_t channels,
+                                                   int64_t inner, channel_state* states, shared_channels& sh,
+                                                   int64_t block, int64_t blocks) {
   const bool use_shared = channels <= max_shared_channels;
   if (use_shared) {
     for (int64_t c = threadIdx.x; c < channels; c += blockDim.x) {
-      s_sum[c] = 0.0;
-      s_count[c] = s_nan[c] = s_pinf[c] = s_ninf[c] = 0ULL;
+      sh.sum[c] = 0.0;
+      sh.count[c] = sh.nan_count[c] = sh.pos_inf_count[c] = sh.neg_inf_count[c] = 0ULL;
     }
     __syncthreads();
   }
-  const channel_pointers shared{s_sum, s_count, s_nan, s_pinf, s_ninf};
+  const channel_pointers shared{sh.sum, sh.count, sh.nan_count, sh.pos_inf_count, sh.neg_inf_count};
   const auto* bytes = reinterpret_cast<const unsigned char*>(data);
   const int lane = static_cast<int>(threadIdx.x % 32);
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * block_threads;
+  const int64_t stride = blocks * block_threads;
   // Every lane of a warp runs the same number of iterations (warp-uniform trip count), so the
   // shuffles below always see the full warp.
-  const int64_t warp_first =
-      static_cast<int64_t>(blockIdx.x) * block_threads + (threadIdx.x - lane);
+  const int64_t warp_first = block * block_threads + (threadIdx.x - lane);
   dispatch_segment(type, bytes, [&](auto tag, auto aligned) {
     constexpr dtype D = decltype(tag)::value;
     constexpr bool A = decltype(aligned)::value;
@@ -115,15 +121,68 @@ __global__ void __launch_bounds__(block_threads)
   if (use_shared) {
     __syncthreads();
     for (int64_t c = threadIdx.x; c < channels; c += blockDim.x) {
-      const channel_state s{s_sum[c], static_cast<int64_t>(s_count[c]),
-                            static_cast<int64_t>(s_nan[c]), static_cast<int64_t>(s_pinf[c]),
-                            static_cast<int64_t>(s_ninf[c])};
-      add_state_global(states, c, s);
+      const channel_state st{sh.sum[c], static_cast<int64_t>(sh.count[c]), static_cast<int64_t>(sh.nan_count[c]),
+                             static_cast<int64_t>(sh.pos_inf_count[c]), static_cast<int64_t>(sh.neg_inf_count[c])};
+      add_state_global(states, c, st);
     }
+    __syncthreads();  // the accumulators are reused by the block's next task
+  }
+}
+
+__global__ void __launch_bounds__(block_threads)
+    channel_sums_kernel(const std::byte* data, dtype type, int64_t n, int64_t channels,
+                        int64_t inner, channel_state* states) {
+  __shared__ shared_channels sh;
+  channel_sums_block(data, type, n, channels, inner, states, sh, blockIdx.x, gridDim.x);
+}
+
+/// Tasks along y (a block row per task, striding over the tasks), elements along x.
+__global__ void __launch_bounds__(block_threads)
+    channel_sums_tasks_kernel(const std::byte* base, const tensor_task* tasks, int64_t num_tasks,
+                              channel_state* states) {
+  __shared__ shared_channels sh;
+  for (int64_t t = blockIdx.y; t < num_tasks; t += gridDim.y) {
+    const tensor_task task = tasks[t];
+    if (task.channels <= 0 || task.inner <= 0) continue;  // block-uniform
+    channel_sums_block(base + task.offset_bytes, task.type, task.num_elements, task.channels, task.inner,
+                       states + task.out_first, sh, blockIdx.x, gridDim.x);
   }
 }
 
 }  // namespace
+
+status launch_channel_sums_tasks(const std::byte* d_base, std::span<const tensor_task> tasks,
+                                 const tensor_task* d_tasks, channel_state* d_states, int64_t num_states,
+                                 cudaStream_t stream) noexcept {
+  int64_t largest = 0;
+  for (const tensor_task& t : tasks) {
+    const bool layout = t.channels > 0 && t.inner > 0 && t.num_elements >= 0 &&
+                        t.num_elements % (t.channels * t.inner) == 0;
+    if (!layout || t.out_first < 0 || t.out_first + t.channels > num_states) {
+      return status(error_code::invalid_argument,
+                    "launch_channel_sums_tasks: a task whose elements are not [outer, channels, inner] or whose "
+                    "channels end past " + std::to_string(num_states));
+    }
+    if (!is_supported_dtype(t.type)) {
+      return status(error_code::unsupported_dtype, "launch_channel_sums_tasks: dtype " +
+                                                       std::string(dtype_name(t.type)) + " is not a real numeric type");
+    }
+    largest = t.num_elements > largest ? t.num_elements : largest;
+  }
+  if (num_states == 0) return status::success();
+  if (d_states == nullptr || d_tasks == nullptr || d_base == nullptr) {
+    return status(error_code::invalid_argument, "launch_channel_sums_tasks: null base, tasks or output");
+  }
+  TRIALSTAT_CUDA_TRY(
+      cudaMemsetAsync(d_states, 0, static_cast<std::size_t>(num_states) * sizeof(channel_state), stream));
+  if (tasks.empty() || largest == 0) return status::success();
+  dim3 grid;
+  TRIALSTAT_RETURN_IF_ERROR(task_grid(4, largest, static_cast<int64_t>(tasks.size()), grid));
+  channel_sums_tasks_kernel<<<grid, block_threads, 0, stream>>>(d_base, d_tasks, static_cast<int64_t>(tasks.size()),
+                                                                d_states);
+  TRIALSTAT_CUDA_CHECK_LAUNCH(stream);
+  return status::success();
+}
 
 status launch_channel_sums(const std::byte* d_data, dtype type, int64_t outer, int64_t channels,
                            int64_t inner, channel_state* d_states, cudaStream_t stream) noexcept {

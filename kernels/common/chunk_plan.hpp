@@ -96,6 +96,28 @@ TRIALSTAT_HD_INLINE element_range chunk_range(int64_t chunk, int64_t first_chunk
   return pow2;
 }
 
+/// @brief The grid of a multi-tensor launch (kernels/common/tensor_task.hpp): tasks along y
+/// (at most 65535 rows; kernels stride over the rest), each task's elements along x. Rows share
+/// the resident blocks, so x = resident_blocks / rows, at least 1 and at most the blocks the
+/// largest task can use (ceil(largest / threads_per_block)). One large tensor gets every
+/// resident block; 10,000 tiny ones a block each.
+struct task_grid_shape {
+  int64_t x = 1;
+  int64_t y = 1;
+};
+[[nodiscard]] inline task_grid_shape choose_task_grid(int64_t resident_blocks, int64_t largest_task_elements,
+                                                      int64_t num_tasks, int64_t threads_per_block) {
+  constexpr int64_t max_rows = 65535;
+  task_grid_shape g;
+  g.y = num_tasks < 1 ? 1 : (num_tasks < max_rows ? num_tasks : max_rows);
+  const int64_t per_row = (resident_blocks > 0 ? resident_blocks : 1) / g.y;
+  const int64_t threads = threads_per_block > 0 ? threads_per_block : 1;
+  const int64_t useful = largest_task_elements > 0 ? chunks_of(largest_task_elements, threads) : 1;
+  g.x = per_row < 1 ? 1 : per_row;
+  if (g.x > useful) g.x = useful;
+  return g;
+}
+
 /// @brief The host form of the device chunk plan (count kernel + cub::DeviceScan): `starts`
 /// [n + 1] = exclusive scan of chunks_of(n_i), starts[n] = total chunks. For tests and host
 /// consumers; the device computes the same numbers.

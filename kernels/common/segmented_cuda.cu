@@ -67,4 +67,12 @@ status persistent_grid(int per_sm, int64_t work, int& grid) {
   return status::success();
 }
 
+status task_grid(int per_sm, int64_t largest_task_elements, int64_t num_tasks, dim3& grid) {
+  int64_t resident = 1;
+  TRIALSTAT_RETURN_IF_ERROR(resident_blocks(per_sm, resident));
+  const task_grid_shape shape = choose_task_grid(resident, largest_task_elements, num_tasks, block_threads);
+  grid = dim3(static_cast<unsigned>(shape.x), static_cast<unsigned>(shape.y), 1);
+  return status::success();
+}
+
 }  // namespace trialstat::kernels::cuda_detail

@@ -77,6 +77,10 @@ status resident_blocks(int per_sm, int64_t& blocks);
 /// @brief Blocks for a persistent grid on the current device: `per_sm` × SMs, at most `work`.
 status persistent_grid(int per_sm, int64_t work, int& grid);
 
+/// @brief The grid of a multi-tensor launch on the current device (choose_task_grid with
+/// `per_sm` × SMs resident blocks).
+status task_grid(int per_sm, int64_t largest_task_elements, int64_t num_tasks, dim3& grid);
+
 /// @brief Call `f(dtype_tag<D>{}, std::bool_constant<Aligned>{})` for a segment starting at
 /// `bytes` (block-uniform, so no divergence). Returns false for unsupported dtypes.
 template <class F>

@@ -6,11 +6,15 @@
 #include "kernels/order_statistics/order_statistics_cuda.hpp"
 
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_segmented_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 
+#include <new>
 #include <string>
+#include <vector>
 
 #include "kernels/common/segmented_cuda.cuh"
+#include "kernels/common/tensor_task.hpp"
 #include "kernels/order_statistics/order_statistics_op.hpp"
 
 namespace trialstat::kernels {
@@ -20,17 +24,18 @@ using namespace cuda_detail;
 
 __device__ __forceinline__ double device_nan() { return __longlong_as_double(0x7ff8000000000000LL); }
 
-/// keys[i] = element i as float64; *has_nan = 1 when any element is NaN (zeroed beforehand).
-__global__ void __launch_bounds__(block_threads)
-    convert_keys_kernel(const std::byte* data, dtype type, int64_t n, double* keys,
-                        unsigned int* has_nan) {
+/// keys[i] = element i as float64 for the elements [0, n) this thread visits (`first_thread`,
+/// + `thread_stride`, …); *has_nan = 1 when any is NaN (zeroed beforehand). Every thread of the
+/// block calls it (block-uniform arguments: it synchronises the block).
+__device__ __forceinline__ void convert_keys_range(const std::byte* data, dtype type, int64_t n, double* keys,
+                                                   unsigned int* has_nan, int64_t first_thread,
+                                                   int64_t thread_stride) {
   const auto* bytes = reinterpret_cast<const unsigned char*>(data);
   int nan_seen = 0;
   dispatch_segment(type, bytes, [&](auto tag, auto aligned) {
     constexpr dtype D = decltype(tag)::value;
     constexpr bool A = decltype(aligned)::value;
-    for (int64_t i = static_cast<int64_t>(blockIdx.x) * block_threads + threadIdx.x; i < n;
-         i += static_cast<int64_t>(gridDim.x) * block_threads) {
+    for (int64_t i = first_thread; i < n; i += thread_stride) {
       const double x = load_as_double<D, A>(bytes, i);
       nan_seen |= is_nan(x) ? 1 : 0;
       keys[i] = x;
@@ -39,17 +44,49 @@ __global__ void __launch_bounds__(block_threads)
   if (__syncthreads_or(nan_seen) && threadIdx.x == 0) *has_nan = 1u;
 }
 
+__global__ void __launch_bounds__(block_threads)
+    convert_keys_kernel(const std::byte* data, dtype type, int64_t n, double* keys,
+                        unsigned int* has_nan) {
+  convert_keys_range(data, type, n, keys, has_nan, static_cast<int64_t>(blockIdx.x) * block_threads + threadIdx.x,
+                     static_cast<int64_t>(gridDim.x) * block_threads);
+}
+
+/// Every task's keys: tasks along y, elements along x; has_nan[t] per task.
+__global__ void __launch_bounds__(block_threads)
+    convert_keys_tasks_kernel(const std::byte* base, const tensor_task* tasks, int64_t num_tasks, double* keys,
+                              unsigned int* has_nan) {
+  for (int64_t t = blockIdx.y; t < num_tasks; t += gridDim.y) {
+    const tensor_task task = tasks[t];
+    convert_keys_range(base + task.offset_bytes, task.type, task.num_elements, keys + task.keys_first, has_nan + t,
+                       static_cast<int64_t>(blockIdx.x) * block_threads + threadIdx.x,
+                       static_cast<int64_t>(gridDim.x) * block_threads);
+  }
+}
+
+/// Percentile q of n sorted keys (NaN when empty, when the tensor held NaN, or q is invalid).
+__device__ __forceinline__ double percentile_of(const double* sorted, int64_t n, double q, bool has_nan) {
+  if (n == 0 || has_nan || !valid_percentile(q)) return device_nan();
+  const percentile_position p = linear_percentile_position(n, q);
+  return numpy_lerp(sorted[p.lower], sorted[p.upper], p.gamma);
+}
+
 __global__ void percentiles_kernel(const double* sorted, int64_t n, const double* q_percent,
                                    int64_t num_q, const unsigned int* has_nan, double* out) {
   for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < num_q;
        j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const double q = q_percent[j];
-    if (n == 0 || *has_nan != 0u || !valid_percentile(q)) {
-      out[j] = device_nan();
-      continue;
+    out[j] = percentile_of(sorted, n, q_percent[j], *has_nan != 0u);
+  }
+}
+
+/// Every task's percentiles: a block per task (striding), a thread per q.
+__global__ void percentiles_tasks_kernel(const double* sorted, const tensor_task* tasks, int64_t num_tasks,
+                                         const double* q_percent, const unsigned int* has_nan, double* out) {
+  for (int64_t t = blockIdx.x; t < num_tasks; t += gridDim.x) {
+    const tensor_task task = tasks[t];
+    for (int64_t j = threadIdx.x; j < task.params_count; j += blockDim.x) {
+      out[task.out_first + j] =
+          percentile_of(sorted + task.keys_first, task.num_elements, q_percent[task.params_first + j], has_nan[t] != 0u);
     }
-    const percentile_position p = linear_percentile_position(n, q);
-    out[j] = numpy_lerp(sorted[p.lower], sorted[p.upper], p.gamma);
   }
 }
 
@@ -147,7 +184,116 @@ status check_workspace(const char* what, std::size_t have, std::size_t need) {
                                                   std::to_string(need) + " needed");
 }
 
+/// The tasks' key ranges, validated: keys_first ≥ 0, ranges inside [0, total) and disjoint.
+status check_key_ranges(std::span<const tensor_task> tasks, int64_t& total_keys) {
+  total_keys = 0;
+  for (const tensor_task& t : tasks) {
+    if (t.num_elements < 0 || t.keys_first != total_keys || t.params_count < 0 || t.params_first < 0 ||
+        t.out_first < 0) {
+      return status(error_code::invalid_argument,
+                    "launch_percentiles_tasks: tasks must have consecutive key ranges (keys_first = the sum of "
+                    "the earlier tasks' elements) and non-negative sizes");
+    }
+    if (!is_supported_dtype(t.type)) {
+      return status(error_code::unsupported_dtype, "launch_percentiles_tasks: dtype " +
+                                                       std::string(dtype_name(t.type)) + " is not a real numeric type");
+    }
+    total_keys += t.num_elements;
+  }
+  return status::success();
+}
+
 }  // namespace
+
+status launch_percentiles_tasks(const std::byte* d_base, std::span<const tensor_task> tasks,
+                                const tensor_task* d_tasks, const double* d_q_percent, double* d_out,
+                                void* d_workspace, std::size_t* workspace_bytes, cudaStream_t stream) noexcept {
+  if (workspace_bytes == nullptr) {
+    return status(error_code::invalid_argument, "launch_percentiles_tasks: null workspace size");
+  }
+  int64_t total_keys = 0;
+  TRIALSTAT_RETURN_IF_ERROR(check_key_ranges(tasks, total_keys));
+  const auto num_tasks = static_cast<int64_t>(tasks.size());
+  // Small tasks: one segmented sort (their begin/end offsets in the workspace); large: one each.
+  std::vector<int64_t> small_begin;
+  std::vector<int64_t> small_end;
+  int64_t largest = 0;
+  std::size_t sort_bytes = 0;
+  try {
+    for (const tensor_task& t : tasks) {
+      largest = t.num_elements > largest ? t.num_elements : largest;
+      if (t.num_elements <= 1) continue;  // sorted already
+      if (t.num_elements <= percentile_large_task_elements) {
+        small_begin.push_back(t.keys_first);
+        small_end.push_back(t.keys_first + t.num_elements);
+      } else {
+        std::size_t bytes = 0;
+        TRIALSTAT_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, bytes, static_cast<const double*>(nullptr),
+                                                          static_cast<double*>(nullptr), t.num_elements));
+        sort_bytes = bytes > sort_bytes ? bytes : sort_bytes;
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    return status(error_code::out_of_memory, "launch_percentiles_tasks: no host memory for the segment offsets");
+  }
+  const auto num_small = static_cast<int64_t>(small_begin.size());
+  if (num_small > 0) {
+    std::size_t bytes = 0;
+    TRIALSTAT_CUDA_TRY(cub::DeviceSegmentedRadixSort::SortKeys(
+        nullptr, bytes, static_cast<const double*>(nullptr), static_cast<double*>(nullptr), total_keys, num_small,
+        static_cast<const int64_t*>(nullptr), static_cast<const int64_t*>(nullptr)));
+    sort_bytes = bytes > sort_bytes ? bytes : sort_bytes;
+  }
+  workspace_carver carver(d_workspace);
+  double* keys = carver.take<double>(static_cast<std::size_t>(total_keys));
+  double* sorted = carver.take<double>(static_cast<std::size_t>(total_keys));
+  auto* has_nan = carver.take<unsigned int>(static_cast<std::size_t>(num_tasks));
+  auto* d_begin = carver.take<int64_t>(static_cast<std::size_t>(num_small));
+  auto* d_end = carver.take<int64_t>(static_cast<std::size_t>(num_small));
+  void* cub_temp = carver.take<std::byte>(sort_bytes);
+  if (d_workspace == nullptr) {
+    *workspace_bytes = carver.used();
+    return status::success();
+  }
+  TRIALSTAT_RETURN_IF_ERROR(check_workspace("launch_percentiles_tasks", *workspace_bytes, carver.used()));
+  if (tasks.empty()) return status::success();
+  if (d_base == nullptr || d_tasks == nullptr || d_q_percent == nullptr || d_out == nullptr) {
+    return status(error_code::invalid_argument, "launch_percentiles_tasks: null base, tasks, q or output");
+  }
+  TRIALSTAT_CUDA_TRY(cudaMemsetAsync(has_nan, 0, static_cast<std::size_t>(num_tasks) * sizeof(unsigned int), stream));
+  if (total_keys > 0) {
+    dim3 grid;
+    TRIALSTAT_RETURN_IF_ERROR(task_grid(8, largest, num_tasks, grid));
+    convert_keys_tasks_kernel<<<grid, block_threads, 0, stream>>>(d_base, d_tasks, num_tasks, keys, has_nan);
+    TRIALSTAT_CUDA_CHECK_LAUNCH(stream);
+    // One-element tasks are their own sorted order.
+    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(sorted, keys, static_cast<std::size_t>(total_keys) * sizeof(double),
+                                       cudaMemcpyDeviceToDevice, stream));
+  }
+  if (num_small > 0) {
+    // Pageable host memory: the copies return once their bytes are staged, so the vectors may go.
+    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(d_begin, small_begin.data(), small_begin.size() * sizeof(int64_t),
+                                       cudaMemcpyHostToDevice, stream));
+    TRIALSTAT_CUDA_TRY(cudaMemcpyAsync(d_end, small_end.data(), small_end.size() * sizeof(int64_t),
+                                       cudaMemcpyHostToDevice, stream));
+    std::size_t temp_bytes = sort_bytes;
+    TRIALSTAT_CUDA_TRY(cub::DeviceSegmentedRadixSort::SortKeys(cub_temp, temp_bytes, static_cast<const double*>(keys),
+                                                               sorted, total_keys, num_small,
+                                                               static_cast<const int64_t*>(d_begin),
+                                                               static_cast<const int64_t*>(d_end), 0, 64, stream));
+  }
+  for (const tensor_task& t : tasks) {
+    if (t.num_elements <= percentile_large_task_elements) continue;
+    std::size_t temp_bytes = sort_bytes;
+    TRIALSTAT_CUDA_TRY(cub::DeviceRadixSort::SortKeys(cub_temp, temp_bytes, static_cast<const double*>(keys + t.keys_first),
+                                                      sorted + t.keys_first, t.num_elements, 0, 64, stream));
+  }
+  const int64_t blocks = num_tasks < 65535 ? num_tasks : 65535;
+  percentiles_tasks_kernel<<<static_cast<unsigned>(blocks), 128, 0, stream>>>(sorted, d_tasks, num_tasks, d_q_percent,
+                                                                             has_nan, d_out);
+  TRIALSTAT_CUDA_CHECK_LAUNCH(stream);
+  return status::success();
+}
 
 status launch_percentiles(const std::byte* d_data, dtype type, int64_t n,
                           const double* d_q_percent, int64_t num_q, double* d_out,
