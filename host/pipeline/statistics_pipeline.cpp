@@ -477,7 +477,10 @@ detail::pass_outcome statistics_stream::state::fall_back(const std::vector<trial
   } else {
     fmt::print(stderr, "trialstat: warning: {}\n", warning);
   }
-  executor.reset();  // the device executor is done with (its context may be lost)
+  // The step batches may hold leases of the device executor's pinned pool: they go first, then
+  // the device executor (its context may be lost).
+  batches.clear();
+  executor.reset();
   auto made = stats::make_statistics_executor(stats::backend::cpu);
   if (!made) {
     outcome.failure = made.error_status();
