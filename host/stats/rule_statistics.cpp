@@ -68,7 +68,15 @@ status run_rule_task_group(const rule_task_plan& plan, const tensor_batch& batch
     }
     host_input = packed.data();
   }
-  auto d_input = cuda.stage(cuda_context::input, host_input, static_cast<std::size_t>(plan.input_bytes));
+  // Empty tensors only: no bytes to copy, but the launchers want a base.
+  result<const std::byte*> d_input = status(error_code::invalid_argument, "no input");
+  if (plan.input_bytes > 0) {
+    d_input = cuda.stage(cuda_context::input, host_input, static_cast<std::size_t>(plan.input_bytes));
+  } else if (auto empty = cuda.reserve(cuda_context::input, 8)) {
+    d_input = static_cast<const std::byte*>(*empty);
+  } else {
+    return empty.error_status();
+  }
   if (!d_input) return d_input.error_status();
   // One output block: counts | channel states | percentiles.
   const std::size_t counts_bytes = align_up(static_cast<std::size_t>(plan.counts) * sizeof(int64_t), 8);

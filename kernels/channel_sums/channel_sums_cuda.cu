@@ -170,7 +170,7 @@ status launch_channel_sums_tasks(const std::byte* d_base, std::span<const tensor
     largest = t.num_elements > largest ? t.num_elements : largest;
   }
   if (num_states == 0) return status::success();
-  if (d_states == nullptr || d_tasks == nullptr || d_base == nullptr) {
+  if (d_states == nullptr || (!tasks.empty() && (d_tasks == nullptr || d_base == nullptr))) {
     return status(error_code::invalid_argument, "launch_channel_sums_tasks: null base, tasks or output");
   }
   TRIALSTAT_CUDA_TRY(
