@@ -64,7 +64,7 @@ status run_rule_task_group(const rule_task_plan& plan, const tensor_batch& batch
   if (plan.packed) {
     packed.assign(static_cast<std::size_t>(plan.input_bytes), std::byte{0});
     for (const rule_task_plan::copy& c : plan.copies) {
-      std::memcpy(packed.data() + c.to, batch.base + c.from, static_cast<std::size_t>(c.bytes));
+      if (c.bytes > 0) std::memcpy(packed.data() + c.to, batch.base + c.from, static_cast<std::size_t>(c.bytes));
     }
     host_input = packed.data();
   }

@@ -51,7 +51,7 @@ struct batch_fixture {
       values[2] = std::numeric_limits<float>::infinity();
     }
     bytes.resize(offset + values.size() * sizeof(float));
-    std::memcpy(bytes.data() + offset, values.data(), values.size() * sizeof(float));
+    if (!values.empty()) std::memcpy(bytes.data() + offset, values.data(), values.size() * sizeof(float));
     batch.segments.push_back({offset, n, dtype::float32});
     shapes.push_back(std::move(shape));
     request.normalise();
@@ -75,7 +75,9 @@ void run_plan_on_cpu(const stats::detail::rule_task_plan& plan, const stats::ten
   std::vector<std::byte> input;
   if (plan.packed) {
     input.assign(static_cast<std::size_t>(plan.input_bytes), std::byte{0});
-    for (const auto& c : plan.copies) std::memcpy(input.data() + c.to, batch.base + c.from, static_cast<std::size_t>(c.bytes));
+    for (const auto& c : plan.copies) {
+      if (c.bytes > 0) std::memcpy(input.data() + c.to, batch.base + c.from, static_cast<std::size_t>(c.bytes));
+    }
   } else {
     input.assign(batch.base + plan.range_first, batch.base + plan.range_first + plan.input_bytes);
   }
