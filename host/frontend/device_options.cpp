@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <string>
+
 namespace trialstat::frontend {
 
 result<pipeline::resolved_backend> resolve_device(std::string_view device) {
@@ -18,8 +21,15 @@ result<pipeline::pipeline_options> make_pipeline_options(const device_options& o
     return status(error_code::invalid_argument,
                   fmt::format("--pinned-mb must be in [1, {}]", max_pinned_mb));
   }
-  auto verify = pipeline::parse_device_verification(options.verify_device);
-  if (!verify) return verify.error_status();
+  std::string verify_text = options.verify_device;
+  const char* from_environment = std::getenv("TRIALSTAT_VERIFY_DEVICE");
+  if (verify_text.empty()) verify_text = from_environment != nullptr && *from_environment ? from_environment : "sampled";
+  auto verify = pipeline::parse_device_verification(verify_text);
+  if (!verify) {
+    return options.verify_device.empty()
+               ? status(error_code::invalid_argument, "TRIALSTAT_VERIFY_DEVICE: " + verify.error_status().message())
+               : verify.error_status();
+  }
   pipeline::pipeline_options out;
   out.verify_device = *verify;
   out.backend = resolved->backend;

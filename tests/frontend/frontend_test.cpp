@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -64,6 +65,29 @@ TEST(DeviceOptions, StagingSizeOutOfRange) {
 }
 
 // ---- rules ---------------------------------------------------------------------------------
+
+// --verify-device, and TRIALSTAT_VERIFY_DEVICE as the default of every front end.
+TEST(DeviceOptions, VerifyDeviceFromTheFlagOrTheEnvironment) {
+  ::unsetenv("TRIALSTAT_VERIFY_DEVICE");
+  EXPECT_EQ(frontend::make_pipeline_options("cpu")->verify_device, trialstat::pipeline::device_verification::sampled);
+  frontend::device_options o;
+  o.device = "cpu";
+  o.verify_device = "first";
+  EXPECT_EQ(frontend::make_pipeline_options(o)->verify_device, trialstat::pipeline::device_verification::first);
+  o.verify_device = "never";
+  auto bad = frontend::make_pipeline_options(o);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error_status().message().find("never"), std::string::npos);
+  ::setenv("TRIALSTAT_VERIFY_DEVICE", "off", 1);
+  EXPECT_EQ(frontend::make_pipeline_options("cpu")->verify_device, trialstat::pipeline::device_verification::off);
+  o.verify_device = "sampled";  // the flag wins
+  EXPECT_EQ(frontend::make_pipeline_options(o)->verify_device, trialstat::pipeline::device_verification::sampled);
+  ::setenv("TRIALSTAT_VERIFY_DEVICE", "sometimes", 1);
+  auto from_env = frontend::make_pipeline_options("cpu");
+  ASSERT_FALSE(from_env.has_value());
+  EXPECT_NE(from_env.error_status().message().find("TRIALSTAT_VERIFY_DEVICE"), std::string::npos);
+  ::unsetenv("TRIALSTAT_VERIFY_DEVICE");
+}
 
 TEST(RuleInvocations, DefaultRuleList) {
   // What `trialstat rules --help` and Python `default_rules()` print.

@@ -211,9 +211,9 @@ void add_device_flags(CLI::App* cmd, frontend::device_options* options, bool wit
   cmd->add_option("--verify-device", options->verify_device,
                   "CUDA backend: check results against the CPU twin — off, first (the first step) or sampled "
                   "(the first, every 64th and the last step; records held until the next check passes). On a "
-                  "difference or a CUDA error: a warning, and the run finishes on the CPU")
-      ->check(CLI::IsMember({"off", "first", "sampled"}))
-      ->capture_default_str();
+                  "difference or a CUDA error: a warning, and the run finishes on the CPU. Default: "
+                  "TRIALSTAT_VERIFY_DEVICE, else sampled")
+      ->check(CLI::IsMember({"off", "first", "sampled"}));
   if (with_pinned_mb) {
     cmd->add_option("--pinned-mb", options->pinned_mb,
                     "CUDA backend: pinned host staging memory in MiB (8 buffers; a tensor larger than "

@@ -30,8 +30,10 @@ struct device_options {
   /// backend ignores it. Becomes `pipeline_options::pinned_pool_bytes` (MiB << 20).
   int64_t pinned_mb = default_pinned_mb;
   /// "off", "first" or "sampled" (`--verify-device`): how a CUDA run checks its results against
-  /// the CPU twin (pipeline_options::verify_device); the CPU backend ignores it.
-  std::string verify_device = "sampled";
+  /// the CPU twin (pipeline_options::verify_device); the CPU backend ignores it. Empty: the
+  /// environment's `TRIALSTAT_VERIFY_DEVICE` when set (how the C API and Python choose it), else
+  /// "sampled".
+  std::string verify_device;
 };
 
 /// @brief The backend `device` ("auto" / "cpu" / "cuda") resolves to on this machine, with the
@@ -46,8 +48,8 @@ struct device_options {
 /// `verify_device`; every other field keeps pipeline_options' default (no step range, not
 /// strict, no progress). The device is checked before the staging size.
 /// @return errors: as resolve_device; invalid_argument "--pinned-mb must be in [1, 1048576]"
-///   when `pinned_mb` is outside [1, max_pinned_mb], or naming a `verify_device` that is none
-///   of off, first, sampled.
+///   when `pinned_mb` is outside [1, max_pinned_mb], or naming a `verify_device` (or
+///   `TRIALSTAT_VERIFY_DEVICE`) that is none of off, first, sampled.
 [[nodiscard]] result<pipeline::pipeline_options> make_pipeline_options(const device_options& options);
 
 /// @brief Shorthand: make_pipeline_options({device}) (default staging memory, sampled
