@@ -177,6 +177,11 @@ struct rule_session::state {
       pipeline_options other_options = options;
       other_options.stop_at_unfinished_records = false;
       other_options.progress = nullptr;
+      // One step per advance, wanted at once: a sampled check would check (and so recompute on
+      // the CPU) every step, and there is nothing to hold back. The first step is checked.
+      if (other_options.verify_device == device_verification::sampled) {
+        other_options.verify_device = device_verification::first;
+      }
       other->stream.emplace(other->catalog, other->plan, other_options);
     }
     plan::read_plan at_step = other->plan;
