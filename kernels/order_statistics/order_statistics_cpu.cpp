@@ -105,6 +105,8 @@ struct order_key {
 constexpr int radix_bits = 11;
 /// Below this many candidates, std::nth_element on the keys beats another histogram pass.
 constexpr int64_t select_directly_below = 512;
+/// From this many elements on, the ranks are located from a sample (select_ranks_sampled).
+constexpr int64_t sampled_from_elements = int64_t{1} << 14;
 /// Windows (runs of wanted buckets) the vector pass handles at once.
 constexpr int max_vector_windows = 8;
 
@@ -172,6 +174,7 @@ struct key_windows {
   std::vector<K> lo, width;
   std::vector<K*> out;          ///< where window w's keys go (room for all of them + 16)
   std::vector<int64_t> kept;    ///< keys of window w copied so far
+  std::vector<int64_t> below;   ///< keys below window w seen so far (vector pass only)
 };
 
 /// Copies every key of elements [0, n) that lies in a window to that window's output, in
@@ -201,21 +204,24 @@ bool copy_windows_scalar(const unsigned char* bytes, int64_t n,
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
     !defined(TRIALSTAT_CPU_BASELINE_ONLY)
 #define TRIALSTAT_ORDER_STATISTICS_AVX512 1
-/// copy_windows_scalar for 32-bit keys, 16 at a time: each window's keys are packed with
-/// vpcompressd into a register and stored whole (the 16-element slack after each output takes
-/// the unused lanes). Same output, same order.
+/// copy_windows_scalar for 32-bit keys of elements [begin, end), 16 at a time, that also counts
+/// the keys below each window (w.below). Each window's keys are packed with vpcompressd into a
+/// register and stored whole (16 elements of slack after each output take the unused lanes).
+/// Same output, same order. Returns false when an element is NaN.
 template <dtype D>
 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,popcnt"))) bool copy_windows_avx512(
-    const unsigned char* bytes, int64_t n, key_windows<uint32_t>& w) {
+    const unsigned char* bytes, int64_t begin, int64_t end, key_windows<uint32_t>& w) {
   using traits = order_key<D>;
   static_assert(sizeof(typename traits::key_t) == 4);
-  __m512i lo[max_vector_windows], width[max_vector_windows];
+  __m512i lo[max_vector_windows], width[max_vector_windows], below[max_vector_windows];
   uint32_t* out[max_vector_windows];
   int64_t kept[max_vector_windows];
   const int m = w.count;
+  const __m512i one = _mm512_set1_epi32(1);
   for (int j = 0; j < m; ++j) {
     lo[j] = _mm512_set1_epi32(static_cast<int>(w.lo[j]));
     width[j] = _mm512_set1_epi32(static_cast<int>(w.width[j]));
+    below[j] = _mm512_setzero_si512();  // per-lane counts: at most (end − begin) / 16 each
     out[j] = w.out[j];
     kept[j] = w.kept[j];
   }
@@ -224,8 +230,8 @@ __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,popcnt"))) bool copy_w
   const __m512i plus_inf = _mm512_set1_epi32(static_cast<int>(traits::plus_inf_key()));
   const __m512i minus_inf = _mm512_set1_epi32(static_cast<int>(traits::minus_inf_key()));
   __mmask16 nan_seen = 0;
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
+  int64_t i = begin;
+  for (; i + 16 <= end; i += 16) {
     const __m512i x = _mm512_loadu_si512(bytes + 4 * i);
     __m512i k;
     if constexpr (traits::is_float) {
@@ -239,24 +245,138 @@ __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,popcnt"))) bool copy_w
       k = x;
     }
     for (int j = 0; j < m; ++j) {
+      below[j] = _mm512_mask_add_epi32(below[j], _mm512_cmplt_epu32_mask(k, lo[j]), below[j], one);
       const __mmask16 in = _mm512_cmple_epu32_mask(_mm512_sub_epi32(k, lo[j]), width[j]);
       _mm512_storeu_si512(out[j] + kept[j], _mm512_maskz_compress_epi32(in, k));
       kept[j] += __builtin_popcount(static_cast<unsigned>(in));
     }
   }
-  for (int j = 0; j < m; ++j) w.kept[j] = kept[j];
+  for (int j = 0; j < m; ++j) {
+    w.kept[j] = kept[j];
+    alignas(64) uint32_t lanes[16];  // not _mm512_reduce_add_epi32: GCC 12 warns inside it
+    _mm512_store_si512(lanes, below[j]);
+    for (const uint32_t c : lanes) w.below[j] += c;
+  }
   if (nan_seen != 0) return false;
-  // The tail: the scalar loop over the last < 16 elements.
-  for (; i < n; ++i) {
+  for (; i < end; ++i) {  // the last < 16 elements
     const uint32_t k = traits::load(bytes, i);
     if constexpr (traits::is_float) {
       if (k > traits::plus_inf_key() || k < traits::minus_inf_key()) return false;
     }
     for (int j = 0; j < m; ++j) {
+      w.below[j] += k < w.lo[j] ? 1 : 0;
       if (static_cast<uint32_t>(k - w.lo[j]) <= w.width[j]) w.out[j][w.kept[j]++] = k;
     }
   }
   return true;
+}
+
+/// Percentile keys of a float32/int32/uint32 tensor in one pass over it, on AVX-512: a
+/// histogram of every 7th key (the stride is odd so that it does not alias with power-of-two
+/// rows) locates each needed rank to within 4 standard deviations of the sample; one vector
+/// pass copies the keys of those windows and counts the keys below each. Returns 1 when every
+/// rank fell in its window (out_keys filled), 0 when a NaN was seen, −1 when some rank missed
+/// its window (an unlucky or adversarial sample: the caller selects exactly).
+template <dtype D>
+int select_ranks_sampled(const unsigned char* bytes, int64_t n, const std::vector<int64_t>& ranks,
+                         std::vector<uint32_t>& out_keys) {
+  using traits = order_key<D>;
+  constexpr int shift = 32 - radix_bits;
+  constexpr std::size_t num_buckets = std::size_t{1} << radix_bits;
+  constexpr int64_t stride = 7;
+  const int64_t num_samples = (n + stride - 1) / stride;
+  // Two interleaved counters per bucket (runs of one bucket do not serialise on one counter);
+  // uint32 is enough: the caller samples only tensors of fewer than 2^32 elements.
+  std::array<int64_t, num_buckets + 1> start;
+  {
+    std::array<uint32_t, 2 * num_buckets> counts{};
+    int64_t i = 0;
+    for (; i + stride < n; i += 2 * stride) {
+      ++counts[2 * (traits::load(bytes, i) >> shift)];
+      ++counts[2 * (traits::load(bytes, i + stride) >> shift) + 1];
+    }
+    if (i < n) ++counts[2 * (traits::load(bytes, i) >> shift)];
+    start[0] = 0;
+    for (std::size_t b = 0; b < num_buckets; ++b) {
+      start[b + 1] = start[b] + int64_t{counts[2 * b]} + counts[2 * b + 1];
+    }
+  }
+  const auto bucket_of_sample_rank = [&](int64_t s) {
+    s = std::clamp<int64_t>(s, 0, num_samples - 1);
+    return static_cast<std::size_t>(std::upper_bound(start.begin() + 1, start.end(), s) -
+                                    (start.begin() + 1));
+  };
+  struct window_run {
+    std::size_t first_bucket, last_bucket;
+    std::size_t first_rank, end_rank;
+  };
+  std::vector<window_run> runs;
+  for (std::size_t j = 0; j < ranks.size(); ++j) {
+    // The sample's count below rank r is about binomial(num_samples, f = r / n): 4σ either
+    // side, σ = √(num_samples·f·(1 − f)), plus a few samples for small tensors.
+    const double f = static_cast<double>(ranks[j]) / static_cast<double>(n);
+    const double expected = f * static_cast<double>(num_samples);
+    const double margin = 4.0 * std::sqrt(expected * (1.0 - f)) + 8.0;
+    // A window reaching past the sample's ends reaches the ends of the key range (the extremes
+    // of the tensor are rarely in the sample).
+    const double low = expected - margin, high = expected + margin + 1.0;
+    const std::size_t first = low < 0.0 ? 0 : bucket_of_sample_rank(static_cast<int64_t>(low));
+    const std::size_t last = high >= static_cast<double>(num_samples)
+                                 ? num_buckets - 1
+                                 : bucket_of_sample_rank(static_cast<int64_t>(high));
+    if (!runs.empty() && runs.back().last_bucket + 1 >= first) {
+      runs.back().last_bucket = std::max(runs.back().last_bucket, last);
+    } else {
+      runs.push_back({first, last, j, j});
+    }
+    runs.back().end_rank = j + 1;
+  }
+  if (runs.size() > static_cast<std::size_t>(max_vector_windows)) return -1;
+  key_windows<uint32_t> w;
+  w.count = static_cast<int>(runs.size());
+  std::vector<std::vector<uint32_t>> buffers(runs.size());
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    w.lo.push_back(static_cast<uint32_t>(runs[r].first_bucket << shift));
+    w.width.push_back(static_cast<uint32_t>(((runs[r].last_bucket - runs[r].first_bucket) << shift) |
+                                            ((std::size_t{1} << shift) - 1)));
+    w.kept.push_back(0);
+    w.below.push_back(0);
+    w.out.push_back(nullptr);
+  }
+  // Room for what the sample predicts plus a block; blocks of 2^12 elements, before each of
+  // which every window is given room for the whole block (rarely needed).
+  constexpr int64_t block = int64_t{1} << 12;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const int64_t predicted = (start[runs[r].last_bucket + 1] - start[runs[r].first_bucket]) * stride;
+    buffers[r].resize(static_cast<std::size_t>(predicted + predicted / 4 + block + 16));
+    w.out[r] = buffers[r].data();
+  }
+  for (int64_t begin = 0; begin < n; begin += block) {
+    const int64_t end = std::min(n, begin + block);
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      const auto need = static_cast<std::size_t>(w.kept[r] + (end - begin) + 16);
+      if (buffers[r].size() < need) {
+        buffers[r].resize(std::max(need, 2 * buffers[r].size()));
+        w.out[r] = buffers[r].data();
+      }
+    }
+    if (!copy_windows_avx512<D>(bytes, begin, end, w)) return 0;
+  }
+  out_keys.assign(ranks.size(), 0u);
+  std::vector<int64_t> local;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    local.clear();
+    for (std::size_t j = runs[r].first_rank; j < runs[r].end_rank; ++j) {
+      const int64_t in_window = ranks[j] - w.below[r];
+      if (in_window < 0 || in_window >= w.kept[r]) return -1;
+      local.push_back(in_window);
+    }
+    const uint32_t hi_key = w.lo[r] + w.width[r];
+    const int open_bits = static_cast<int>(std::bit_width(w.lo[r] ^ hi_key));
+    select_in_buffer(w.out[r], w.kept[r], open_bits, local.data(),
+                     out_keys.data() + runs[r].first_rank, local.size());
+  }
+  return 1;
 }
 #else
 #define TRIALSTAT_ORDER_STATISTICS_AVX512 0
@@ -271,6 +391,15 @@ bool select_ranks(const unsigned char* bytes, int64_t n, const std::vector<int64
                   std::vector<typename order_key<D>::key_t>& out_keys) {
   using traits = order_key<D>;
   using K = typename traits::key_t;
+#if TRIALSTAT_ORDER_STATISTICS_AVX512
+  if constexpr (sizeof(K) == 4) {
+    if (n >= sampled_from_elements && n < (int64_t{1} << 32) &&
+        active_cpu_isa() == cpu_isa::avx512) {
+      const int found = select_ranks_sampled<D>(bytes, n, ranks, out_keys);
+      if (found >= 0) return found == 1;
+    }
+  }
+#endif
   constexpr int digit_bits = std::min(radix_bits, traits::bits);
   constexpr int shift = traits::bits - digit_bits;
   constexpr std::size_t num_buckets = std::size_t{1} << digit_bits;
@@ -350,6 +479,7 @@ bool select_ranks(const unsigned char* bytes, int64_t n, const std::vector<int64
     for (std::size_t r = 0; r < runs.size(); ++r) {
       w.out.push_back(candidates.data() + offset[r]);
       w.kept.push_back(0);
+      w.below.push_back(0);
     }
     const auto scalar = [&] {
       std::vector<uint32_t> window_of_bucket(num_buckets, 0);
@@ -364,7 +494,7 @@ bool select_ranks(const unsigned char* bytes, int64_t n, const std::vector<int64
 #if TRIALSTAT_ORDER_STATISTICS_AVX512
     if constexpr (sizeof(K) == 4) {
       if (w.count <= max_vector_windows && active_cpu_isa() == cpu_isa::avx512) {
-        no_nan = copy_windows_avx512<D>(bytes, n, w);
+        no_nan = copy_windows_avx512<D>(bytes, 0, n, w);
       } else {
         no_nan = scalar();
       }
