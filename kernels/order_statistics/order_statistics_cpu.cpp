@@ -107,6 +107,8 @@ constexpr int radix_bits = 11;
 constexpr int64_t select_directly_below = 512;
 /// From this many elements on, the ranks are located from a sample (select_ranks_sampled).
 constexpr int64_t sampled_from_elements = int64_t{1} << 14;
+/// From this many elements on, 16-bit keys are counted in one full histogram (select_ranks_16).
+constexpr int64_t full_histogram_from_elements = int64_t{1} << 14;
 /// Windows (runs of wanted buckets) the vector pass handles at once.
 constexpr int max_vector_windows = 8;
 
@@ -382,6 +384,31 @@ int select_ranks_sampled(const unsigned char* bytes, int64_t n, const std::vecto
 #define TRIALSTAT_ORDER_STATISTICS_AVX512 0
 #endif
 
+/// select_ranks for 16-bit keys (float16, bfloat16, int16, uint16) of 2^14 to 2^32 elements:
+/// one histogram of the whole key (2^16 counters) gives every rank's key and the NaN count
+/// without a second pass.
+template <dtype D>
+bool select_ranks_16(const unsigned char* bytes, int64_t n, const std::vector<int64_t>& ranks,
+                     std::vector<uint16_t>& out_keys) {
+  using traits = order_key<D>;
+  std::vector<uint32_t> counts(std::size_t{1} << 16, 0u);
+  for (int64_t i = 0; i < n; ++i) ++counts[traits::load(bytes, i)];
+  if constexpr (traits::is_float) {
+    uint64_t nan_count = 0;
+    for (uint32_t k = 0; k < traits::minus_inf_key(); ++k) nan_count += counts[k];
+    for (uint32_t k = traits::plus_inf_key() + 1u; k < counts.size(); ++k) nan_count += counts[k];
+    if (nan_count != 0) return false;
+  }
+  out_keys.assign(ranks.size(), 0);
+  int64_t below = 0;  // keys below key k
+  std::size_t k = 0;
+  for (std::size_t j = 0; j < ranks.size(); ++j) {
+    while (below + counts[k] <= ranks[j]) below += counts[k++];
+    out_keys[j] = static_cast<uint16_t>(k);
+  }
+  return true;
+}
+
 /// Percentile keys of a D tensor: out_keys[j] = the key of rank ranks[j] (sorted, distinct).
 /// Pass 1 counts the top radix_bits of every key; pass 2 copies the keys of the buckets that
 /// hold a needed rank (a few % of the tensor on real data) and checks for NaN; those are
@@ -400,6 +427,11 @@ bool select_ranks(const unsigned char* bytes, int64_t n, const std::vector<int64
     }
   }
 #endif
+  if constexpr (sizeof(K) == 2) {
+    if (n >= full_histogram_from_elements && n < (int64_t{1} << 32)) {
+      return select_ranks_16<D>(bytes, n, ranks, out_keys);
+    }
+  }
   constexpr int digit_bits = std::min(radix_bits, traits::bits);
   constexpr int shift = traits::bits - digit_bits;
   constexpr std::size_t num_buckets = std::size_t{1} << digit_bits;
