@@ -275,8 +275,9 @@ __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,popcnt"))) bool copy_w
 
 /// Percentile keys of a float32/int32/uint32 tensor in one pass over it, on AVX-512: a
 /// histogram of every 7th key (the stride is odd so that it does not alias with power-of-two
-/// rows) locates each needed rank to within 4 standard deviations of the sample; one vector
-/// pass copies the keys of those windows and counts the keys below each. Returns 1 when every
+/// rows) locates each needed rank to within 3 standard deviations of the sample (a miss costs
+/// a second, exact pass); one vector pass copies the keys of those windows and counts the keys
+/// below each. Returns 1 when every
 /// rank fell in its window (out_keys filled), 0 when a NaN was seen, −1 when some rank missed
 /// its window (an unlucky or adversarial sample: the caller selects exactly).
 template <dtype D>
@@ -314,11 +315,11 @@ int select_ranks_sampled(const unsigned char* bytes, int64_t n, const std::vecto
   };
   std::vector<window_run> runs;
   for (std::size_t j = 0; j < ranks.size(); ++j) {
-    // The sample's count below rank r is about binomial(num_samples, f = r / n): 4σ either
+    // The sample's count below rank r is about binomial(num_samples, f = r / n): 3σ either
     // side, σ = √(num_samples·f·(1 − f)), plus a few samples for small tensors.
     const double f = static_cast<double>(ranks[j]) / static_cast<double>(n);
     const double expected = f * static_cast<double>(num_samples);
-    const double margin = 4.0 * std::sqrt(expected * (1.0 - f)) + 8.0;
+    const double margin = 3.0 * std::sqrt(expected * (1.0 - f)) + 8.0;
     // A window reaching past the sample's ends reaches the ends of the key range (the extremes
     // of the tensor are rarely in the sample).
     const double low = expected - margin, high = expected + margin + 1.0;
