@@ -87,6 +87,43 @@ TRIALSTAT_LANES_INLINE vd load_f32(const unsigned char* p) {
   return r;
 }
 
+/// 8 float16 (`Bfloat16` false) or bfloat16 (true) elements widened exactly to float64.
+/// AVX2 / AVX-512: one 16-byte load, F16C's vcvtph2ps (float16; subnormals converted exactly,
+/// MXCSR.DAZ does not apply to it) or a zero-extension and a 16-bit shift (bfloat16 is the top
+/// half of a float32), then float32 → float64. Baseline: element by element (float_convert.hpp).
+/// Every route gives the same value, so every ISA sees the same lanes (a signalling NaN may come
+/// out quiet, which no statistic tells apart).
+template <bool Bfloat16>
+TRIALSTAT_LANES_INLINE vd load_half(const unsigned char* p) {
+  vd r;
+#if (defined(__x86_64__) || defined(__i386__)) && TRIALSTAT_CPU_NATIVE_BYTES >= 32
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  __m256 f;
+  if constexpr (Bfloat16) {
+    f = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  } else {
+    f = _mm256_cvtph_ps(h);
+  }
+#if TRIALSTAT_CPU_NATIVE_BYTES == 64
+  r.p[0] = _mm512_maskz_cvtps_pd(static_cast<__mmask8>(0xFF), f);
+#else
+  r.p[0] = _mm256_cvtps_pd(_mm256_castps256_ps128(f));
+  r.p[1] = _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1));
+#endif
+  return r;
+#else
+  double t[lane_count];
+  for (int j = 0; j < lane_count; ++j) {
+    uint16_t bits;
+    __builtin_memcpy(&bits, p + 2 * j, sizeof bits);
+    t[j] = static_cast<double>(Bfloat16 ? ::trialstat::detail::bfloat16_bits_to_float(bits)
+                                        : ::trialstat::detail::half_bits_to_float(bits));
+  }
+  __builtin_memcpy(&r, t, sizeof r);
+  return r;
+#endif
+}
+
 #define TRIALSTAT_LANES_BINARY(T, OP)                                 \
   TRIALSTAT_LANES_INLINE T operator OP(const T& a, const T& b) {     \
     T r;                                                              \
@@ -268,6 +305,44 @@ TRIALSTAT_LANES_INLINE vf load_f32x16(const unsigned char* p) {
   vf r;
   __builtin_memcpy(&r, p, sizeof r);
   return r;
+}
+/// 16 float16 (`Bfloat16` false) or bfloat16 (true) elements widened exactly to float32 lanes
+/// (as load_half: F16C / AVX-512 vcvtph2ps or a 16-bit shift; element by element on the
+/// baseline).
+template <bool Bfloat16>
+TRIALSTAT_LANES_INLINE vf load_half_x16(const unsigned char* p) {
+  vf r;
+#if (defined(__x86_64__) || defined(__i386__)) && TRIALSTAT_CPU_NATIVE_BYTES == 64
+  const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  if constexpr (Bfloat16) {
+    r.p[0] = _mm512_castsi512_ps(
+        _mm512_maskz_slli_epi32(static_cast<__mmask16>(0xFFFF),
+                                _mm512_maskz_cvtepu16_epi32(static_cast<__mmask16>(0xFFFF), h), 16));
+  } else {
+    r.p[0] = _mm512_maskz_cvtph_ps(static_cast<__mmask16>(0xFFFF), h);
+  }
+  return r;
+#elif (defined(__x86_64__) || defined(__i386__)) && TRIALSTAT_CPU_NATIVE_BYTES == 32
+  for (int k = 0; k < 2; ++k) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+    if constexpr (Bfloat16) {
+      r.p[k] = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    } else {
+      r.p[k] = _mm256_cvtph_ps(h);
+    }
+  }
+  return r;
+#else
+  float t[float_lane_count];
+  for (int j = 0; j < float_lane_count; ++j) {
+    uint16_t bits;
+    __builtin_memcpy(&bits, p + 2 * j, sizeof bits);
+    t[j] = Bfloat16 ? ::trialstat::detail::bfloat16_bits_to_float(bits)
+                    : ::trialstat::detail::half_bits_to_float(bits);
+  }
+  __builtin_memcpy(&r, t, sizeof r);
+  return r;
+#endif
 }
 #define TRIALSTAT_LANES_F_BINARY(T, OP)                               \
   TRIALSTAT_LANES_INLINE T operator OP(const T& a, const T& b) {     \

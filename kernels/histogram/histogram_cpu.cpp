@@ -60,7 +60,7 @@ enum class bin_mode : int {
   exact,         ///< numpy's guess (a division) and correction, step ≠ 0
   exact_step0,   ///< numpy's guess and correction, linspace's step == 0 branch
   fast,          ///< multiplied guess, corrected only near integers (fast_guess_ok only)
-  fast32,        ///< float32 tensors: the same in float32 over 16 lanes (fast32_guess_ok)
+  fast32,        ///< float32/float16/bfloat16 tensors: the same in float32 over 16 lanes (fast32_guess_ok)
 };
 
 /// A fast guess closer than this to an integer takes numpy's correction.
@@ -99,7 +99,11 @@ bin_mode choose_mode(const histogram_params& p, const stats::moments& m, dtype t
   if (p.degenerate) return bin_mode::degenerate;
   if (m.min == m.max) return bin_mode::constant;
   if (p.step_zero) return bin_mode::exact_step0;
-  if (type == dtype::float32 && fast32_guess_ok(p)) return bin_mode::fast32;
+  // float16 / bfloat16 values are float32 values (the argument above holds for them).
+  if ((type == dtype::float32 || type == dtype::float16 || type == dtype::bfloat16) &&
+      fast32_guess_ok(p)) {
+    return bin_mode::fast32;
+  }
   return fast_guess_ok(p) ? bin_mode::fast : bin_mode::exact;
 }
 

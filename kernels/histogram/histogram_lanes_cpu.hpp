@@ -120,13 +120,16 @@ template <bin_mode Mode>
   }
 }
 
-/// 8 values as float64 (float32 / float64 straight, other dtypes element by element).
+/// 8 values as float64 (float32 / float64 / float16 / bfloat16 straight — load_half — other
+/// dtypes element by element).
 template <dtype D>
 [[gnu::always_inline]] inline vd load_bin_lanes(const unsigned char* p, int64_t i) {
   if constexpr (D == dtype::float32) {
     return load_f32(p + i * 4);
   } else if constexpr (D == dtype::float64) {
     return load_f64(p + i * 8);
+  } else if constexpr (D == dtype::float16 || D == dtype::bfloat16) {
+    return load_half<D == dtype::bfloat16>(p + i * 2);
   } else {
     double t[lane_count];
     for (int j = 0; j < lane_count; ++j) t[j] = load_as_double<D, false>(p, i + j);
@@ -152,12 +155,18 @@ template <dtype D, bin_mode Mode>
   vm near_any = none_vm();
   int64_t i = 0;
   if constexpr (Mode == bin_mode::fast32) {
-    static_assert(D == dtype::float32);
+    // float16 / bfloat16 values are float32 values: the same guesses hold for them.
+    static_assert(D == dtype::float32 || D == dtype::float16 || D == dtype::bfloat16);
     // 16 float32 lanes: the multiplied guess in float32 (histogram_cpu.cpp, fast32_guess_ok);
     // a group with a kept lane near an integer takes the float64 fast path instead.
     const int64_t full16 = n & ~int64_t{float_lane_count - 1};
     for (; i < full16; i += float_lane_count) {
-      const vf x = load_f32x16(p + i * 4);
+      vf x;
+      if constexpr (D == dtype::float32) {
+        x = load_f32x16(p + i * 4);
+      } else {
+        x = load_half_x16<D == dtype::bfloat16>(p + i * 2);
+      }
       const vmf keep = (x >= c.lo32) & (x <= c.hi32);
       const vf f = (x - c.lo32) * c.scale32;
       const vf fc = select(f > c.first_guess32, select(f < c.last_guess32, f, c.last_guess32),
@@ -165,9 +174,9 @@ template <dtype D, bin_mode Mode>
       const vf g = trunc_small(fc);
       const vf frac = fc - g;
       if (any(((frac < c.near_low32) | (frac > c.near_high32)) & keep)) [[unlikely]] {
-        store_i32(idx + i, bin_lanes_of<bin_mode::fast>(c, load_f32(p + i * 4), near_any));
+        store_i32(idx + i, bin_lanes_of<bin_mode::fast>(c, load_bin_lanes<D>(p, i), near_any));
         store_i32(idx + i + lane_count,
-                  bin_lanes_of<bin_mode::fast>(c, load_f32(p + (i + lane_count) * 4), near_any));
+                  bin_lanes_of<bin_mode::fast>(c, load_bin_lanes<D>(p, i + lane_count), near_any));
       } else {
         store_i32(idx + i, select(keep, g, c.bins32));
       }
@@ -246,7 +255,7 @@ template <dtype D>
     TRIALSTAT_HISTOGRAM_MODE(bin_mode::fast)
 #undef TRIALSTAT_HISTOGRAM_MODE
     case bin_mode::fast32:
-      if constexpr (D == dtype::float32) {
+      if constexpr (D == dtype::float32 || D == dtype::float16 || D == dtype::bfloat16) {
         return chunk_histogram_t<D, bin_mode::fast32>(bytes, begin, count, p, constant_x, scratch, counts);
       } else {
         return chunk_histogram_t<D, bin_mode::fast>(bytes, begin, count, p, constant_x, scratch, counts);

@@ -89,11 +89,14 @@ template <bool General>
   return any((a.max == c.inf) | (a.min == c.neg_inf) | (a.sum != a.sum));
 }
 
-/// 8 values of a block as float64: float32 / float64 straight from the bytes.
+/// 8 values of a block as float64: float32 / float64 / float16 / bfloat16 straight from the
+/// bytes (the 16-bit floats widened by vector instructions where the ISA has them, load_half).
 template <dtype D>
 [[gnu::always_inline]] inline vd load_block_lanes(const unsigned char* p, int64_t i) {
   if constexpr (D == dtype::float32) {
     return load_f32(p + i * 4);
+  } else if constexpr (D == dtype::float16 || D == dtype::bfloat16) {
+    return load_half<D == dtype::bfloat16>(p + i * 2);
   } else {
     return load_f64(p + i * 8);
   }
@@ -109,7 +112,8 @@ template <dtype D>
   return load_f64(t);
 }
 
-/// Moments of one block of n ≤ cpu_block_elements D values (D: float32 or float64).
+/// Moments of one block of n ≤ cpu_block_elements D values (D: float32, float64, float16 or
+/// bfloat16).
 template <dtype D>
 [[gnu::always_inline]] inline moments_state block_moments(const unsigned char* p, int64_t n,
                                                           const moments_constants& c) {
@@ -183,7 +187,8 @@ template <dtype D>
 }
 
 /// Moments of elements [begin, begin + count) of a D segment: blocks merged pairwise in order.
-/// Dtypes other than float32/float64 are converted per block into a float64 buffer.
+/// Dtypes other than float32/float64/float16/bfloat16 are converted per block into a float64
+/// buffer.
 template <dtype D>
 [[gnu::always_inline]] inline moments_state chunk_moments_t(const unsigned char* bytes, int64_t begin,
                                                             int64_t count, double shift) {
@@ -197,7 +202,8 @@ template <dtype D>
   for (int64_t b = 0; b < count; b += cpu_block_elements) {
     const int64_t n = count - b < cpu_block_elements ? count - b : cpu_block_elements;
     const unsigned char* p = bytes + (begin + b) * element_size_v<D>;
-    if constexpr (D == dtype::float32 || D == dtype::float64) {
+    if constexpr (D == dtype::float32 || D == dtype::float64 || D == dtype::float16 ||
+                  D == dtype::bfloat16) {
       merger.push(block_moments<D>(p, n, c));
     } else {
       alignas(64) double buf[cpu_block_elements];

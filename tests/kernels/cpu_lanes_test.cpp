@@ -120,17 +120,9 @@ void expect_histogram_matches_op(const std::vector<double>& v, int bins, dtype t
                                  const std::string& what) {
   SCOPED_TRACE(what);
   const auto bytes = reference::encode_values(type, v);
-  // The encoded values (float32 rounds them) are what the op must see.
-  std::vector<double> stored(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (type == dtype::float32) {
-      float f;
-      std::memcpy(&f, bytes.data() + i * 4, 4);
-      stored[i] = f;
-    } else {
-      std::memcpy(&stored[i], bytes.data() + i * 8, 8);
-    }
-  }
+  // The encoded values (float32 / float16 / bfloat16 round them) are what the op must see.
+  const std::vector<double> stored =
+      reference::element_values(bytes.data(), type, static_cast<int64_t>(v.size()));
   const std::vector<stats::segment> segs = {{0, static_cast<int64_t>(v.size()), type}};
   std::vector<stats::moments> m(1);
   ASSERT_TRUE(kernels::compute_moments_cpu(bytes.data(), segs, m).ok());
@@ -169,6 +161,13 @@ TEST(CpuLanes, HistogramMatchesOpAtEveryEdge) {
       if (std::fabs(r.lo) < 1e30) {
         std::snprintf(what, sizeof what, "float32 [%a, %a] bins=%d seed=7", r.lo, r.hi, bins);
         expect_histogram_matches_op(v, bins, dtype::float32, what);
+        // float16 / bfloat16 take the float32 guesses too (bin_mode::fast32).
+        std::snprintf(what, sizeof what, "bfloat16 [%a, %a] bins=%d seed=7", r.lo, r.hi, bins);
+        expect_histogram_matches_op(v, bins, dtype::bfloat16, what);
+        if (std::fabs(r.lo) < 6e4 && std::fabs(r.hi) < 6e4) {
+          std::snprintf(what, sizeof what, "float16 [%a, %a] bins=%d seed=7", r.lo, r.hi, bins);
+          expect_histogram_matches_op(v, bins, dtype::float16, what);
+        }
       }
     }
   }
@@ -184,10 +183,57 @@ TEST(CpuLanes, HistogramMatchesOpOnRandomTensors) {
     for (auto& x : v) x = offset + scale * normal(rng);
     if (t % 5 == 0) v[rng() % v.size()] = std::numeric_limits<double>::quiet_NaN();
     if (t % 7 == 0) v[rng() % v.size()] = -std::numeric_limits<double>::infinity();
-    for (dtype type : {dtype::float32, dtype::float64}) {
+    for (dtype type : {dtype::float32, dtype::float64, dtype::float16, dtype::bfloat16}) {
+      // float16 overflows beyond 65504 (a tensor of ±Inf has no histogram).
+      if (type == dtype::float16 && std::fabs(offset) + 8.0 * scale > 6e4) continue;
       expect_histogram_matches_op(v, 64, type,
                                   std::string(dtype_name(type)) + " tensor " + std::to_string(t) +
                                       " seed=11");
+    }
+  }
+}
+
+TEST(CpuLanes, HalfPrecisionEveryBitPatternOnEveryIsa) {
+  // Every float16 / bfloat16 pattern (NaN of both signs and every payload, ±Inf, subnormals,
+  // ±0) as one tensor, and the finite ones alone, from an odd byte offset: moments bit-identical
+  // to the baseline, histogram counts equal to histogram_bin per element (the vector widening
+  // of load_half / load_half_x16 against float_convert.hpp's scalar one).
+  for (const dtype type : {dtype::float16, dtype::bfloat16}) {
+    for (const bool finite_only : {false, true}) {
+      std::vector<uint16_t> patterns;
+      for (uint32_t b = 0; b < 65536; ++b) {
+        const auto h = static_cast<uint16_t>(b);
+        const std::byte* raw = reinterpret_cast<const std::byte*>(&h);
+        if (finite_only && !std::isfinite(reference::element_value(raw, type, 0))) continue;
+        patterns.push_back(h);
+      }
+      const auto n = static_cast<int64_t>(patterns.size());
+      std::vector<std::byte> buffer(1 + patterns.size() * 2);
+      std::memcpy(buffer.data() + 1, patterns.data(), patterns.size() * 2);
+      const std::vector<stats::segment> segs = {{1, n, type}};
+      const std::string what = std::string(dtype_name(type)) + (finite_only ? " finite" : " all") +
+                               " patterns";
+      SCOPED_TRACE(what);
+      std::vector<stats::moments> base(1);
+      kernels::set_cpu_isa_limit(0);
+      ASSERT_TRUE(kernels::compute_moments_cpu(buffer.data(), segs, base).ok());
+      kernels::set_cpu_isa_limit(-1);
+      const auto values = reference::element_values(buffer.data() + 1, type, n);
+      for (const int bins : {1, 7, 64, 1000}) {
+        const auto p = kernels::make_histogram_params(base[0].min, base[0].max, bins);
+        std::vector<int64_t> want(static_cast<std::size_t>(bins), 0);
+        for (double x : values) {
+          if (kernels::histogram_keeps(p, x)) ++want[static_cast<std::size_t>(kernels::histogram_bin(p, x))];
+        }
+        for_each_isa([&](cpu_isa) {
+          std::vector<stats::moments> m(1);
+          ASSERT_TRUE(kernels::compute_moments_cpu(buffer.data(), segs, m).ok());
+          expect_identical(m[0], base[0], what);
+          std::vector<stats::histogram> h(1);
+          ASSERT_TRUE(kernels::compute_histograms_cpu(buffer.data(), segs, m, bins, h).ok());
+          EXPECT_EQ(h[0].counts, want) << "bins=" << bins;
+        });
+      }
     }
   }
 }

@@ -16,6 +16,15 @@ double percentile_numpy(const std::vector<double>& values, double q_percent) {
   }
   std::vector<double> sorted = values;
   std::sort(sorted.begin(), sorted.end());
+  return percentile_numpy_sorted(sorted, q_percent);
+}
+
+double percentile_numpy_sorted(const std::vector<double>& sorted, double q_percent) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (sorted.empty()) return nan;
+  for (const double v : sorted) {
+    if (std::isnan(v)) return nan;
+  }
   const auto n = static_cast<int64_t>(sorted.size());
   // numpy: q = true_divide(q, 100); virtual_indexes = (n - 1) * q
   volatile double quantile = q_percent / 100.0;

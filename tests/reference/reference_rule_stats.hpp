@@ -15,6 +15,10 @@ namespace trialstat::reference {
 /// Empty → NaN.
 [[nodiscard]] double percentile_numpy(const std::vector<double>& values, double q_percent);
 
+/// @brief percentile_numpy of values already sorted ascending (not sorted again, so the caller
+/// decides where −0.0 and +0.0 sit; NaN → NaN result, empty → NaN).
+[[nodiscard]] double percentile_numpy_sorted(const std::vector<double>& sorted, double q_percent);
+
 /// @brief Σ of the k largest values (long double), Σ of all (long double), max; NaN → NaN.
 struct top_k_ref {
   int64_t k = 0;

@@ -5,11 +5,14 @@
 /// values (FeatureImportanceOverweight, §3.20; TreeDepth's max, §3.11).
 ///
 /// Values are the tensor's elements converted to float64 (as for every statistic). The CPU twin
-/// selects on a converted copy (std::nth_element: O(n) time, n·8 bytes of scratch); the CUDA twin
+/// of the percentiles selects on order-preserving integer keys of the element's own width (a
+/// radix selection: O(n) time, one or two passes over the tensor for every q at once; scratch:
+/// the keys of the few radix buckets that hold a needed rank, at most n keys of the element
+/// width); its top-k sums select on a float64 copy (std::nth_element, n·8 bytes). The CUDA twin
 /// converts into device scratch and sorts with cub::DeviceRadixSort (2·n·8 bytes). Both read the
 /// same order statistics and apply the same arithmetic (kernels/order_statistics/
-/// order_statistics_op.hpp), so percentiles agree exactly between backends (a zero may differ
-/// in sign: −0.0 and +0.0 are equal in the ordering).
+/// order_statistics_op.hpp), so percentiles agree exactly between backends, except that a zero
+/// may differ in sign: the CPU twin orders −0.0 below +0.0, the CUDA sort treats them as equal.
 #pragma once
 
 #include <cstdint>
