@@ -443,7 +443,7 @@ result<html_report_summary> write_html_report(const trial::catalog& trial,
     rules.push_back(std::move(collector));
   }
   auto* curves = static_cast<curve_collector*>(rules.back().rule.get());
-  pipeline::rule_session session(trial, std::move(rules), options.pipeline, /*live=*/false);
+  pipeline::rule_session session(trial, std::move(rules), options.pipeline, /*live=*/false, options.statistics);
   curves->watch_findings(session.results(), self);
   auto finished = session.finish();
   if (!finished) return finished.error_status();
@@ -578,7 +578,7 @@ result<html_report_summary> write_html_report(const trial::catalog& trial,
     second.only_steps = shown;
     std::map<std::pair<trial::tensor_id, trial::worker_id>, heatmap_data*> index;
     for (auto& h : heatmaps) index[{h.tensor, h.worker}] = &h;
-    auto run = pipeline::run_statistics(trial, plan, second, [&](const stats::step_statistics& step) {
+    auto run = pipeline::run_statistics_from(options.statistics, trial, plan, second, [&](const stats::step_statistics& step) {
       for (const auto& r : step.records) {
         auto it = index.find({r.tensor, r.worker});
         if (it == index.end() || !r.log_histogram) continue;

@@ -26,6 +26,7 @@ struct rules_options {
   std::size_t max_findings = 20;
   progress_mode progress = progress_mode::automatic;
   bool strict = false;  // --strict: an unreadable record is an error (exit 2)
+  std::string store = "auto";  // --store PATH|auto|off
 };
 
 int run_rules(const rules_options& o) {
@@ -45,8 +46,10 @@ int run_rules(const rules_options& o) {
   auto progress = make_progress(o.progress, "rules");
   options->progress = progress.get();
   // Under mpirun the ranks compute the statistics together; rank 0 evaluates the rules.
-  auto results = pipeline::evaluate_rules(*opened, invocations, *options, distributed::run_statistics);
+  command_statistics statistics(o.store, *opened);
+  auto results = pipeline::evaluate_rules(*opened, invocations, *options, statistics.source());
   report_transfers(*opened);
+  statistics.report();
   if (!results) return report_error(results.error_status());
   report::write_rule_results(*results, *format, stdout, o.max_findings);
   report_skipped(*results);
@@ -77,6 +80,7 @@ void add_rules_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--pinned-mb", o->pinned_mb,
                   "CUDA backend: pinned host staging memory in MiB (8 buffers; a tensor larger than "
                   "one buffer is split)")->capture_default_str();
+  add_store_option(cmd, &o->store);
   add_progress_flags(cmd, &o->progress);
   add_rule_flags(cmd, &o->rule_names, &o->params, &o->order, [=] { *exit_code = run_rules(*o); });
 }

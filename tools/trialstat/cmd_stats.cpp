@@ -31,6 +31,7 @@ struct stats_options {
   std::string output;     // --output: a file instead of stdout
   progress_mode progress = progress_mode::automatic;
   bool strict = false;    // --strict: a record that cannot be read is an error (exit 2)
+  std::string store = "auto";  // --store PATH|auto|off
 };
 
 int run_stats(const stats_options& o) {
@@ -67,7 +68,8 @@ int run_stats(const stats_options& o) {
   auto writer = report::statistics_writer::create(*format, file ? file.get() : stdout);
   int64_t failed = 0;
   int64_t strings = 0;  // string records: readable, but without numeric statistics
-  auto run = distributed::run_statistics(trial, plan, *options, [&](const stats::step_statistics& step) {
+  command_statistics statistics(o.store, trial);
+  auto run = statistics.source()(trial, plan, *options, [&](const stats::step_statistics& step) {
     writer->write_step(trial, step);
     for (const auto& r : step.records) {
       if (r.type == dtype::string && r.raw_status.code() == error_code::unsupported_dtype) {
@@ -84,6 +86,7 @@ int run_stats(const stats_options& o) {
   });
   writer->finish();
   report_transfers(trial);
+  statistics.report();
   if (file && (std::fflush(file.get()) != 0 || std::ferror(file.get()) != 0)) {
     return report_error(status(error_code::io_error, fmt::format("{}: write failed", o.output)));
   }
@@ -119,6 +122,7 @@ void add_stats_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--pinned-mb", o->pinned_mb,
                   "CUDA backend: pinned host staging memory in MiB (8 buffers; a tensor larger than "
                   "one buffer is split)")->capture_default_str();
+  add_store_option(cmd, &o->store);
   add_progress_flags(cmd, &o->progress);
   cmd->callback([=] { *exit_code = run_stats(*o); });
 }

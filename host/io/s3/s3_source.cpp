@@ -125,6 +125,24 @@ struct s3_core {
     return std::optional<uint64_t>(*r.object_size);
   }
 
+  /// HEAD `key` always (no cached size): its size and ETag, nullopt when it does not exist.
+  result<std::optional<object_identity>> identify(std::string_view key) const {
+    s3_request r;
+    r.url = client.object_url(bucket_key(key));
+    r.display = display(key);
+    r.head = true;
+    client.run_one(r);
+    if (!r.outcome.ok()) {
+      if (r.outcome.code() == error_code::not_found && r.http_status == 404) return std::optional<object_identity>();
+      return r.outcome;
+    }
+    if (!r.object_size || r.etag.empty()) {
+      return status(error_code::io_error, fmt::format("{}: HEAD gave no Content-Length or ETag", r.display));
+    }
+    remember_size(key, *r.object_size);
+    return std::optional<object_identity>(object_identity{*r.object_size, r.etag});
+  }
+
   /// The GET of one coalesced part of `key` into `dest` (at least `part.length_bytes`). A part
   /// that is the whole object as listed is a plain GET without a Range header: the same bytes,
   /// and servers that slice a range out of the whole object (moto does) are spared the copy.
@@ -667,6 +685,10 @@ class s3_source final : public trial_source {
 
   [[nodiscard]] result<std::optional<uint64_t>> object_size(std::string_view key) const override {
     return core_->head(key);
+  }
+
+  [[nodiscard]] result<std::optional<object_identity>> identify(std::string_view key) const override {
+    return core_->identify(key);
   }
 
   [[nodiscard]] result<std::unique_ptr<object_reader>> open(std::string_view key) const override {

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: Apache-2.0
+// The store-backed statistics source: plan which records come from the store and which are
+// read (record_identity.hpp says whether a row still describes its record), run the inner source
+// on the rest, merge each step's records back into the plain run's order, write new rows.
+#include "trialstat/store/store_source.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "host/store/record_identity.hpp"
+#include "trialstat/stats/record_codec.hpp"
+#include "trialstat/store/statistics_store.hpp"
+
+namespace trialstat::store {
+namespace {
+
+/// (step, tensor, worker) of one catalog entry.
+struct entry_key {
+  int64_t step = 0;
+  trial::tensor_id tensor = 0;
+  trial::worker_id worker = 0;
+  friend bool operator==(const entry_key&, const entry_key&) = default;
+};
+struct entry_key_hash {
+  std::size_t operator()(const entry_key& k) const noexcept {
+    uint64_t h = static_cast<uint64_t>(k.step) * 0x9e3779b97f4a7c15ULL;
+    h ^= (static_cast<uint64_t>(k.tensor) << 32 | k.worker) + 0x7f4a7c159e3779b9ULL + (h << 6) + (h >> 2);
+    return static_cast<std::size_t>(h);
+  }
+};
+
+/// A record the store serves in this run; `also_read`: read anyway, for the pairwise history of
+/// a later record that must be read (the stored record is still the one emitted).
+struct served_record {
+  stats::statistics_record record;
+  bool also_read = false;
+};
+
+std::string row_key(std::string_view tensor, int64_t step, std::string_view worker, std::string_view request) {
+  std::string key;
+  key.reserve(tensor.size() + worker.size() + request.size() + 24);
+  key.append(tensor).push_back('\0');
+  key.append(std::to_string(step)).push_back('\0');
+  key.append(worker).push_back('\0');
+  key.append(request);
+  return key;
+}
+
+/// Records of these outcomes describe their record for good (the same bytes give them again);
+/// anything else (a record cut short, corrupt bytes, a missing file) is read again next time.
+bool storable_outcome(const stats::statistics_record& r) {
+  const error_code code = r.raw_status.code();
+  return (code == error_code::ok || code == error_code::not_found || code == error_code::unsupported_dtype) &&
+         r.reduction_problems.empty() && r.values_data == nullptr;
+}
+
+row_columns columns_of(const stats::statistics_record& r) {
+  row_columns c;
+  if (r.type != dtype::invalid) c.dtype = std::string(dtype_name(r.type));
+  c.num_elements = r.num_elements;
+  c.moments = r.moments;
+  if (!r.previous.empty() && r.previous.front().shape_matches) {
+    c.update = r.previous.front().result;
+    c.update_previous_step = r.previous.front().previous_step;
+  }
+  c.histogram_bins = r.histogram ? r.histogram->bins : 0;
+  c.log_histogram = r.log_histogram.has_value();
+  c.saved_reductions = static_cast<int64_t>(r.saved_reductions.size());
+  return c;
+}
+
+/// Whether a plain run over the whole trial would compare `record` with more earlier steps than
+/// it holds: some saved step of its tensor and worker before the first one it compares with (or
+/// before it) has a raw record, within `history_depth`.
+bool history_cut_short(const trial::catalog& trial, const trial::tensor_entry& entry,
+                       const stats::statistics_record& record, const stats::statistics_request& request) {
+  const int64_t oldest = record.previous.empty() ? record.step : record.previous.back().previous_step;
+  for (const int64_t step : trial.tensor_steps(entry.tensor)) {
+    if (step >= oldest) break;
+    const trial::tensor_entry* before = trial.find_entry(entry.tensor, step, entry.worker);
+    if (before != nullptr && before->raw) return true;
+  }
+  (void)request;
+  return false;
+}
+
+}  // namespace
+
+struct store_source::state {
+  store_source_options options;
+  pipeline::statistics_source inner;
+  store_run_summary summary;
+  std::optional<statistics_store> db;
+  bool unusable = false;      // warned once: later runs go straight to the inner source
+  bool write_failed = false;  // warned once: rows are no longer written
+  std::vector<stored_row> pending;
+  std::vector<std::byte> scratch;
+
+  void warn(const status& s) const {
+    if (options.warn) options.warn(s);
+  }
+  void give_up(const status& why) {
+    warn(why);
+    unusable = true;
+    db.reset();
+  }
+  void flush() {
+    if (pending.empty() || !db || write_failed) {
+      pending.clear();
+      return;
+    }
+    status written = db->write_rows(pending);
+    if (written.ok()) {
+      summary.written += static_cast<int64_t>(pending.size());
+    } else {
+      write_failed = true;
+      warn(status(written.code(), written.message() + " (rows are no longer written; the results are not affected)"));
+    }
+    pending.clear();
+  }
+};
+
+store_source::store_source(store_source_options options, pipeline::statistics_source inner)
+    : state_(std::make_unique<state>()) {
+  state_->options = std::move(options);
+  state_->inner = std::move(inner);
+}
+store_source::~store_source() = default;
+
+pipeline::statistics_source store_source::source() {
+  return [this](const trial::catalog& trial, const plan::read_plan& plan, const pipeline::pipeline_options& options,
+                const pipeline::step_callback& on_step) { return run(trial, plan, options, on_step); };
+}
+const store_run_summary& store_source::summary() const noexcept { return state_->summary; }
+const std::filesystem::path& store_source::path() const noexcept { return state_->options.path; }
+
+result<pipeline::pipeline_counters> store_source::run(const trial::catalog& trial, const plan::read_plan& plan,
+                                                      const pipeline::pipeline_options& options,
+                                                      const pipeline::step_callback& on_step) {
+  state& s = *state_;
+  const auto plain = [&]() -> result<pipeline::pipeline_counters> {
+    auto counters = pipeline::run_statistics_from(s.inner, trial, plan, options, on_step);
+    if (counters) s.summary.bytes_read += counters->bytes_read;
+    if (counters) s.summary.read += counters->records;
+    return counters;
+  };
+  if (s.unusable || options.stop_at_unfinished_records) return plain();
+
+  // The steps this run visits (as run_statistics: every saved step in range, complete or not).
+  std::vector<const trial::step_info*> visits;
+  for (const trial::step_info& info : trial.step_infos()) {
+    if (pipeline::step_in_range(info.step, plan, options)) visits.push_back(&info);
+  }
+  if (visits.empty()) return plain();
+  // Per tensor: its request's signature, or nothing when its records cannot come from the store.
+  std::unordered_map<trial::tensor_id, std::string> signatures;
+  for (const auto& [tensor, request] : plan.requests()) {
+    if (request_storable(request)) signatures.emplace(tensor, request_signature(request, options.backend));
+  }
+  if (signatures.empty()) return plain();
+
+  if (!s.db) {
+    auto opened = statistics_store::open(s.options.path, canonical_location(trial.location()));
+    if (!opened) {
+      s.give_up(status(opened.error_status().code(),
+                       opened.error_status().message() + " (the trial is read instead)"));
+      return plain();
+    }
+    s.db.emplace(std::move(*opened));
+  }
+  detail::identity_cache identities(trial);
+  {  // A source that cannot tell versions (neither local nor S3) never uses the store.
+    const status probe = identities.probe();
+    if (!probe.ok()) {
+      s.give_up(status(probe.code(), fmt::format("statistics store {}: {} (the trial is read instead)",
+                                                 s.options.path.string(), probe.message())));
+      return plain();
+    }
+  }
+
+  // The rows of the visited steps.
+  std::unordered_map<std::string, stored_row> rows;
+  int64_t damaged = 0;
+  status loaded = !s.options.serve ? status::success() : s.db->read_rows(visits.front()->step, visits.back()->step, [&](stored_row&& row) {
+    std::string key = row_key(row.tensor, row.step, row.worker, row.request);
+    rows.insert_or_assign(std::move(key), std::move(row));
+  }, &damaged);
+  if (!loaded.ok()) {
+    s.give_up(status(loaded.code(), loaded.message() + " (the trial is read instead)"));
+    return plain();
+  }
+  if (damaged > 0) {
+    s.warn(status(error_code::data_loss,
+                  fmt::format("statistics store {}: {} damaged row(s) ignored (their records are read again)",
+                              s.options.path.string(), damaged)));
+  }
+
+  // Which records come from the store.
+  std::unordered_map<entry_key, served_record, entry_key_hash> served;
+  struct history_state {
+    std::deque<std::pair<int64_t, std::string>> kept;  // (step, fingerprint) the executor would hold
+    std::deque<entry_key> kept_keys;
+    bool reading = false;  // a record of it had to be read: every later one is read too
+  };
+  std::unordered_map<uint64_t, history_state> histories;
+  std::vector<std::byte> raw;
+  const auto names = trial.tensor_names();
+  const auto workers = trial.workers();
+  for (const trial::step_info* info : visits) {
+    for (const trial::tensor_entry& entry : trial.entries_at(info->step)) {
+      const stats::statistics_request* request = plan.find(entry.tensor);
+      if (request == nullptr || !plan.reads_worker(entry.worker)) continue;
+      const entry_key key{info->step, entry.tensor, entry.worker};
+      const auto signature = signatures.find(entry.tensor);
+      history_state* history =
+          request->history_depth > 0 ? &histories[static_cast<uint64_t>(entry.tensor) << 32 | entry.worker] : nullptr;
+      const auto read_it = [&] {
+        if (history == nullptr || history->reading) return;
+        history->reading = true;  // the executor needs the copies the first read compares with
+        for (const entry_key& before : history->kept_keys) {
+          const auto it = served.find(before);
+          if (it != served.end() && !it->second.also_read) {
+            it->second.also_read = true;
+            ++s.summary.history_reads;
+          }
+        }
+      };
+      if (signature == signatures.end() || (history != nullptr && history->reading)) {
+        read_it();
+        continue;
+      }
+      const auto identity = identities.of(entry, *request);
+      const auto row = rows.find(row_key(names[entry.tensor], info->step, workers[entry.worker], signature->second));
+      if (!identity || row == rows.end()) {
+        read_it();
+        continue;
+      }
+      // The previous steps this run compares with (newest first): the row's, or their newest
+      // part when this run holds fewer (a step range that starts later: the plain run compares
+      // with what it visited, so the older comparisons are dropped from the record).
+      std::string expected_previous;
+      std::size_t expected_count = 0;
+      if (history != nullptr) {
+        for (auto it = history->kept.rbegin(); it != history->kept.rend(); ++it, ++expected_count) {
+          if (!expected_previous.empty()) expected_previous.push_back('|');
+          expected_previous += detail::previous_fingerprint(it->first, it->second);
+        }
+      }
+      const row_identity& held = row->second.identity;
+      const bool previous_match =
+          held.previous == expected_previous ||
+          (expected_previous.empty() ? !held.previous.empty()
+                                     : held.previous.starts_with(expected_previous) &&
+                                           held.previous[expected_previous.size()] == '|');
+      row_identity wanted = *identity;
+      wanted.previous = held.previous;
+      stats::statistics_record record;
+      std::size_t at = 0;
+      bool valid = previous_match && held == wanted && unpack_record(row->second.record, raw).ok() &&
+                   stats::read_record(raw, at, record) && at == raw.size();
+      if (valid && history != nullptr && record.previous.size() > expected_count) {
+        // Only drop comparisons the row's identity listed (its previous items are its comparisons).
+        record.previous.resize(expected_count);
+      }
+      if (!valid) {
+        ++s.summary.stale;
+        read_it();
+        continue;
+      }
+      // As the step reader fills them in this catalog.
+      record.tensor = entry.tensor;
+      record.worker = entry.worker;
+      record.step = info->step;
+      record.mode = info->mode;
+      record.mode_step = info->mode_step;
+      if (history != nullptr && record.raw_status.ok()) {  // computed: the executor would keep it
+        history->kept.emplace_back(info->step, detail::fingerprint(*identity));
+        history->kept_keys.push_back(key);
+        while (static_cast<int>(history->kept.size()) > request->history_depth) {
+          history->kept.pop_front();
+          history->kept_keys.pop_front();
+        }
+      }
+      served.emplace(key, served_record{std::move(record), false});
+    }
+  }
+  rows.clear();
+  s.summary.used = true;
+
+  // Read what the store lacks; merge each step's records back into the plain run's order.
+  pipeline::pipeline_options inner_options = options;
+  inner_options.read_entry = [&served](const trial::tensor_entry& entry) {
+    const auto it = served.find(entry_key{entry.step, entry.tensor, entry.worker});
+    return it == served.end() || it->second.also_read;
+  };
+  std::vector<stats::statistics_record> merged;
+  int64_t served_count = 0;
+  int64_t served_failed = 0;
+  int64_t steps_done = 0;
+  status merge_failure;
+  const auto emit = [&](const stats::step_statistics& step) {
+    if (!merge_failure.ok()) return;
+    merged.clear();
+    std::size_t next = 0;  // the inner source's records, in the same (worker, tensor) order
+    for (const trial::tensor_entry& entry : trial.entries_at(step.step)) {
+      const stats::statistics_request* request = plan.find(entry.tensor);
+      if (request == nullptr || !plan.reads_worker(entry.worker)) continue;
+      const auto it = served.find(entry_key{step.step, entry.tensor, entry.worker});
+      const bool from_store = it != served.end();
+      const bool from_inner = !from_store || it->second.also_read;
+      if (from_inner) {
+        if (next >= step.records.size() || step.records[next].tensor != entry.tensor ||
+            step.records[next].worker != entry.worker) {
+          merge_failure = status(error_code::invalid_argument,
+                                 fmt::format("statistics store: step {}: the records read do not line up with "
+                                             "the catalog's entries",
+                                             step.step));
+          return;
+        }
+        const stats::statistics_record& fresh = step.records[next++];
+        if (!from_store) {
+          merged.push_back(fresh);
+          merged.back().values_data = fresh.values_data;
+          // A new row, when the record describes its bytes for good.
+          const auto signature = signatures.find(entry.tensor);
+          if (s.write_failed || signature == signatures.end() || !storable_outcome(fresh)) continue;
+          const auto identity = identities.of(entry, *request);
+          if (!identity) continue;
+          row_identity described = *identity;
+          bool complete = true;
+          for (const auto& previous : fresh.previous) {
+            const trial::tensor_entry* before = trial.find_entry(entry.tensor, previous.previous_step, entry.worker);
+            const auto before_identity = before != nullptr ? identities.of(*before, *request) : std::nullopt;
+            if (!before_identity) {
+              complete = false;
+              break;
+            }
+            if (!described.previous.empty()) described.previous.push_back('|');
+            described.previous +=
+                detail::previous_fingerprint(previous.previous_step, detail::fingerprint(*before_identity));
+          }
+          // A record whose history this run cut short (a step range starting after the tensor's
+          // first steps) would replace a row other runs use; it is not written.
+          if (!complete || (request->history_depth > 0 &&
+                            static_cast<int>(fresh.previous.size()) < request->history_depth &&
+                            history_cut_short(trial, entry, fresh, *request))) {
+            continue;
+          }
+          stored_row row;
+          row.tensor = names[entry.tensor];
+          row.step = step.step;
+          row.worker = workers[entry.worker];
+          row.request = signature->second;
+          row.mode = static_cast<int>(step.mode);
+          row.mode_step = step.mode_step;
+          row.identity = std::move(described);
+          s.scratch.clear();
+          stats::append_record(fresh, s.scratch);
+          row.record = pack_record(s.scratch);
+          row.columns = columns_of(fresh);
+          s.pending.push_back(std::move(row));
+          continue;
+        }
+      }
+      merged.push_back(it->second.record);
+      ++served_count;
+      if (!merged.back().raw_status.ok()) ++served_failed;
+    }
+    if (next != step.records.size()) {
+      merge_failure = status(error_code::invalid_argument,
+                             fmt::format("statistics store: step {}: {} record(s) read that the catalog does not list",
+                                         step.step, step.records.size() - next));
+      return;
+    }
+    on_step(stats::step_statistics{step.step, step.mode, step.mode_step, merged});
+    // Served records are emitted once: free them as the run goes.
+    for (const trial::tensor_entry& entry : trial.entries_at(step.step)) {
+      const auto it = served.find(entry_key{step.step, entry.tensor, entry.worker});
+      if (it != served.end()) it->second.record = stats::statistics_record{};
+    }
+    if (++steps_done % std::max<int64_t>(1, s.options.commit_every_steps) == 0) s.flush();
+  };
+  auto counters = pipeline::run_statistics_from(s.inner, trial, plan, inner_options, emit);
+  s.flush();
+  if (!merge_failure.ok()) return merge_failure;
+  if (!counters) return counters;
+  s.summary.bytes_read += counters->bytes_read;
+  int64_t history_only = 0;
+  for (const auto& [key, record] : served) history_only += record.also_read ? 1 : 0;
+  s.summary.read += counters->records - history_only;
+  s.summary.served += served_count - history_only;
+  counters->records += served_count - history_only;
+  counters->failed_records += served_failed;
+  return counters;
+}
+
+}  // namespace trialstat::store
