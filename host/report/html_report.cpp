@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -308,8 +309,15 @@ std::vector<int64_t> spread(const std::vector<int64_t>& all, int count) {
   return out;
 }
 
+/// The report's "Generated" time: now, or SOURCE_DATE_EPOCH when set (reproducible-builds.org:
+/// two reports of the same trial are then byte-identical, e.g. with and without the store).
 std::string now_text() {
-  const std::time_t t = std::time(nullptr);
+  std::time_t t = std::time(nullptr);
+  if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"); epoch != nullptr && *epoch != '\0') {
+    char* end = nullptr;
+    const long long seconds = std::strtoll(epoch, &end, 10);
+    if (end != epoch && *end == '\0' && seconds >= 0) t = static_cast<std::time_t>(seconds);
+  }
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[64];

@@ -6,6 +6,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cmath>
 #include <system_error>
 
@@ -210,7 +211,8 @@ result<std::unique_ptr<statistics_store::state>> connect(const fs::path& path, i
 
 }  // namespace
 
-result<statistics_store> statistics_store::open(const fs::path& path, std::string_view trial_location) {
+result<statistics_store> statistics_store::open(const fs::path& path, std::string_view trial_location,
+                                                int64_t max_bytes) {
   std::error_code ec;
   if (path.has_parent_path()) {
     fs::create_directories(path.parent_path(), ec);
@@ -235,6 +237,12 @@ result<statistics_store> statistics_store::open(const fs::path& path, std::strin
   (void)s->exec("PRAGMA journal_mode = WAL", "setting WAL");
   TRIALSTAT_RETURN_IF_ERROR(s->exec("PRAGMA synchronous = NORMAL", "setting synchronous"));
   if (*version < schema_version) TRIALSTAT_RETURN_IF_ERROR(s->migrate(*version, trial_location));
+  if (max_bytes > 0) {
+    auto page = s->integer("PRAGMA page_size", "reading its page size");
+    if (!page) return page.error_status();
+    const int64_t pages = std::max<int64_t>(1, max_bytes / std::max<int64_t>(1, *page));
+    TRIALSTAT_RETURN_IF_ERROR(s->exec(fmt::format("PRAGMA max_page_count = {}", pages).c_str(), "capping its size"));
+  }
   auto trial = s->meta("trial");
   if (!trial) return trial.error_status();
   if (!*trial || **trial != trial_location) {

@@ -164,7 +164,8 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
   if (signatures.empty()) return plain();
 
   if (!s.db) {
-    auto opened = statistics_store::open(s.options.path, canonical_location(trial.location()));
+    auto opened = statistics_store::open(s.options.path, canonical_location(trial.location()),
+                                         s.options.max_store_bytes);
     if (!opened) {
       s.give_up(status(opened.error_status().code(),
                        opened.error_status().message() + " (the trial is read instead)"));

@@ -2,6 +2,8 @@
 // `--store PATH|auto|off` and the statistics source every reading command takes (issue 26).
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include "tools/trialstat/commands.hpp"
 #include "trialstat/distributed/distributed_statistics.hpp"
 #include "trialstat/distributed/world.hpp"
@@ -38,6 +40,9 @@ command_statistics::command_statistics(const std::string& store_choice, const tr
   store::store_source_options options;
   options.path = **path;
   options.serve = !(ranks_share && world.size() > 1);
+  if (const char* cap = std::getenv("TRIALSTAT_STORE_MAX_MB"); cap != nullptr && *cap != '\0') {
+    options.max_store_bytes = static_cast<int64_t>(std::strtod(cap, nullptr) * 1048576.0);
+  }
   options.warn = [](const status& s) { fmt::print(stderr, "warning: {}\n", s.message()); };
   state_->store = std::make_unique<store::store_source>(
       std::move(options), state_->ranks_share ? pipeline::statistics_source(distributed::run_statistics)

@@ -113,12 +113,14 @@ class statistics_store {
   static constexpr int busy_timeout_ms = 10000;
 
   /// @brief Open (creating it and its folder when missing) the store at `path` for the trial
-  /// `trial_location`, migrating an older schema.
+  /// `trial_location`, migrating an older schema. `max_bytes` > 0 caps the database file
+  /// (`PRAGMA max_page_count`): a write past it fails as a full disk does (io_error, nothing
+  /// written).
   /// Errors: io_error (cannot create or open: unwritable folder, full disk, locked);
   ///   data_loss (not a SQLite database, or a damaged one); invalid_argument (a SQLite database
   ///   that is not a trialstat store, a newer schema, or a store made for another trial).
   [[nodiscard]] static result<statistics_store> open(const std::filesystem::path& path,
-                                                     std::string_view trial_location);
+                                                     std::string_view trial_location, int64_t max_bytes = 0);
   /// @brief Open an existing store read-only (no creation, no migration), e.g. for `store info`.
   /// Errors: as `open`; not_found when there is no file.
   [[nodiscard]] static result<statistics_store> open_existing(const std::filesystem::path& path);

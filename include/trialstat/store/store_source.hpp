@@ -46,6 +46,9 @@ struct store_source_options {
   /// Off: nothing is served from the store, only rows written (MPI rank 0 behind
   /// `distributed::run_statistics`, whose ranks share out the reading of every record).
   bool serve = true;
+  /// > 0: the store file grows to at most this many bytes; past it, rows are no longer written
+  /// (a warning, as for a full disk). `TRIALSTAT_STORE_MAX_MB` sets it from the CLI.
+  int64_t max_store_bytes = 0;
 };
 
 /// @brief A store-backed statistics source: hand `source()` to a command (it may be called
