@@ -35,8 +35,8 @@ void add_bench_command(CLI::App& app, int* exit_code);
 void add_selftest_command(CLI::App& app, int* exit_code);
 void add_store_command(CLI::App& app, int* exit_code);
 
-/// `--store PATH|auto|off` on `cmd` (default auto: the user's cache folder; README
-/// "Statistics store").
+/// `--store PATH|auto|off` on `cmd` (default: $TRIALSTAT_STORE, else auto, the user's cache
+/// folder; README "Statistics store").
 void add_store_option(CLI::App* cmd, std::string* choice);
 
 /// The statistics of one command: `distributed::run_statistics` (one process, or the merged

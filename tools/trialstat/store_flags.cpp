@@ -13,10 +13,11 @@
 namespace trialstat::cli {
 
 void add_store_option(CLI::App* cmd, std::string* choice) {
+  if (const char* given = std::getenv("TRIALSTAT_STORE"); given != nullptr && *given != '\0') *choice = given;
   cmd->add_option("--store", *choice,
                   "Statistics store: a SQLite file, 'auto' (under $XDG_CACHE_HOME/trialstat/, keyed by the "
-                  "trial's location) or 'off'. Statistics it holds for the same records and request are "
-                  "not read again")
+                  "trial's location) or 'off'; default: $TRIALSTAT_STORE, else auto. Statistics it holds for "
+                  "the same records and request are not read again")
       ->capture_default_str();
 }
 
