@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "host/store/record_identity.hpp"
+#include "host/store/row_builder.hpp"
 #include "trialstat/stats/record_codec.hpp"
 #include "trialstat/store/statistics_store.hpp"
 
@@ -48,44 +49,6 @@ std::string row_key(std::string_view tensor, int64_t step, std::string_view work
   key.append(worker).push_back('\0');
   key.append(request);
   return key;
-}
-
-/// Records of these outcomes describe their record for good (the same bytes give them again);
-/// anything else (a record cut short, corrupt bytes, a missing file) is read again next time.
-bool storable_outcome(const stats::statistics_record& r) {
-  const error_code code = r.raw_status.code();
-  return (code == error_code::ok || code == error_code::not_found || code == error_code::unsupported_dtype) &&
-         r.reduction_problems.empty() && r.values_data == nullptr;
-}
-
-row_columns columns_of(const stats::statistics_record& r) {
-  row_columns c;
-  if (r.type != dtype::invalid) c.dtype = std::string(dtype_name(r.type));
-  c.num_elements = r.num_elements;
-  c.moments = r.moments;
-  if (!r.previous.empty() && r.previous.front().shape_matches) {
-    c.update = r.previous.front().result;
-    c.update_previous_step = r.previous.front().previous_step;
-  }
-  c.histogram_bins = r.histogram ? r.histogram->bins : 0;
-  c.log_histogram = r.log_histogram.has_value();
-  c.saved_reductions = static_cast<int64_t>(r.saved_reductions.size());
-  return c;
-}
-
-/// Whether a plain run over the whole trial would compare `record` with more earlier steps than
-/// it holds: some saved step of its tensor and worker before the first one it compares with (or
-/// before it) has a raw record, within `history_depth`.
-bool history_cut_short(const trial::catalog& trial, const trial::tensor_entry& entry,
-                       const stats::statistics_record& record, const stats::statistics_request& request) {
-  const int64_t oldest = record.previous.empty() ? record.step : record.previous.back().previous_step;
-  for (const int64_t step : trial.tensor_steps(entry.tensor)) {
-    if (step >= oldest) break;
-    const trial::tensor_entry* before = trial.find_entry(entry.tensor, step, entry.worker);
-    if (before != nullptr && before->raw) return true;
-  }
-  (void)request;
-  return false;
 }
 
 }  // namespace
@@ -328,42 +291,9 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
           merged.back().values_data = fresh.values_data;
           // A new row, when the record describes its bytes for good.
           const auto signature = signatures.find(entry.tensor);
-          if (s.write_failed || signature == signatures.end() || !storable_outcome(fresh)) continue;
-          const auto identity = identities.of(entry, *request);
-          if (!identity) continue;
-          row_identity described = *identity;
-          bool complete = true;
-          for (const auto& previous : fresh.previous) {
-            const trial::tensor_entry* before = trial.find_entry(entry.tensor, previous.previous_step, entry.worker);
-            const auto before_identity = before != nullptr ? identities.of(*before, *request) : std::nullopt;
-            if (!before_identity) {
-              complete = false;
-              break;
-            }
-            if (!described.previous.empty()) described.previous.push_back('|');
-            described.previous +=
-                detail::previous_fingerprint(previous.previous_step, detail::fingerprint(*before_identity));
-          }
-          // A record whose history this run cut short (a step range starting after the tensor's
-          // first steps) would replace a row other runs use; it is not written.
-          if (!complete || (request->history_depth > 0 &&
-                            static_cast<int>(fresh.previous.size()) < request->history_depth &&
-                            history_cut_short(trial, entry, fresh, *request))) {
-            continue;
-          }
-          stored_row row;
-          row.tensor = names[entry.tensor];
-          row.step = step.step;
-          row.worker = workers[entry.worker];
-          row.request = signature->second;
-          row.mode = static_cast<int>(step.mode);
-          row.mode_step = step.mode_step;
-          row.identity = std::move(described);
-          s.scratch.clear();
-          stats::append_record(fresh, s.scratch);
-          row.record = pack_record(s.scratch);
-          row.columns = columns_of(fresh);
-          s.pending.push_back(std::move(row));
+          if (s.write_failed || signature == signatures.end()) continue;
+          auto row = detail::make_row(trial, identities, entry, *request, signature->second, fresh, s.scratch);
+          if (row) s.pending.push_back(std::move(*row));
           continue;
         }
       }

@@ -187,6 +187,33 @@ for delay in 0.02 0.05 0.08 0.12; do  # the cold run takes ~0.1-0.3 s: killed be
   rm -f "$work/killed.sqlite"*
 done
 
+# --- live: `watch` writes rows as steps complete; `rules` then reads only the newer steps --------
+full="$work/live_full"
+"$bin" example --out "$full" --steps 40 --width 32 --save-interval 2 >/dev/null 2>&1
+live="$work/live"
+mkdir -p "$live/index/000000000" "$live/events"
+cp -r "$full/collections" "$live/"
+copy_steps() {
+  for s in $(seq "$1" 2 "$2"); do
+    S=$(printf %012d "$s")
+    cp -r "$full/events/$S" "$live/events/"
+    cp "$full/index/000000000/${S}_worker_0.json" "$live/index/000000000/"
+  done
+}
+copy_steps 0 18
+"$bin" watch "$live" --timeout 2 >"$work/watch.out" 2>"$work/watch.err"
+check "watch (training still running) exits 3 at its timeout" test $? = 3
+check "watch wrote the rows of the steps it evaluated" \
+  test "$(sqlite3 "$("$bin" store path "$live")" 'SELECT COUNT(DISTINCT step) FROM records')" = 10
+copy_steps 20 38
+touch "$live/training_job_end.ts"
+"$bin" rules "$live" --format json --store off >"$work/live.off" 2>/dev/null
+"$bin" rules "$live" --format json >"$work/live.on" 2>"$work/live.err"
+same "rules after watch == off" "$work/live.off" "$work/live.on"
+newer=$("$bin" stats "$live" --steps 20: --format json --store off 2>/dev/null | grep -c .)
+read -r s r b <<<"$(served "$work/live.err")"
+check "rules after watch reads only the steps newer than the store ($r of $newer records)" test "${r:-x}" = "$newer"
+
 # --- golden trials: cold and warm == off ------------------------------------------------------
 if [[ -n "$golden" && -d "$golden" ]]; then
   for t in "$golden"/*/; do

@@ -49,6 +49,9 @@ struct store_source_options {
   /// > 0: the store file grows to at most this many bytes; past it, rows are no longer written
   /// (a warning, as for a full disk). `TRIALSTAT_STORE_MAX_MB` sets it from the CLI.
   int64_t max_store_bytes = 0;
+  /// The backend the records are computed on (live writer only: a one-shot run takes it from
+  /// its pipeline options). Part of every row's key.
+  stats::backend backend = stats::backend::cpu;
 };
 
 /// @brief A store-backed statistics source: hand `source()` to a command (it may be called
