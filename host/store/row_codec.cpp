@@ -2,6 +2,7 @@
 // What a row is keyed by (the request signature) and how its record blob is packed.
 #include <fmt/format.h>
 
+#include "trialstat/config.hpp"
 #include "trialstat/store/statistics_store.hpp"
 
 namespace trialstat::store {
@@ -9,11 +10,12 @@ namespace trialstat::store {
 std::string request_signature(const stats::statistics_request& request, stats::backend backend) {
   stats::statistics_request r = request;
   r.normalise();
-  // Version 1 of the signature: a new request field goes at the end (and changes nothing for
-  // rows of requests that leave it at its default only if its default is written as nothing).
-  std::string out = fmt::format("s1;{};m{};h{};l{};d{};r{};k{}{}{};w{}", backend == stats::backend::cuda ? "cuda" : "cpu",
+  // "s1": the signature's version, raised when a request field or the record codec's layout
+  // changes (rows of the old layout then never match); the trialstat version too, so a new
+  // release never decodes an older one's blobs.
+  std::string out = fmt::format("s1;" TRIALSTAT_VERSION ";{};m{};h{};l{};d{};r{};k{}{};w{}", backend == stats::backend::cuda ? "cuda" : "cpu",
                                 int{r.moments}, r.histogram_bins, int{r.log_histogram}, r.history_depth,
-                                int{r.saved_reductions}, int{r.keep_values}, int{r.keep_strings}, "",
+                                int{r.saved_reductions}, int{r.keep_values}, int{r.keep_strings},
                                 int{r.wall_time});
   for (const auto& a : r.allclose) fmt::format_to(std::back_inserter(out), ";a{}/{}/{}", a.rtol, a.atol, int{a.equal_nan});
   for (const auto& p : r.axis0) {
