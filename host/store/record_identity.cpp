@@ -47,7 +47,12 @@ std::string fingerprint(const row_identity& identity) {
 }
 
 std::string previous_fingerprint(int64_t step, std::string_view fingerprint) {
-  return fmt::format("{}:{}", step, fingerprint);
+  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64 of the identity: 16 hex digits per step
+  for (const char c : fingerprint) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ULL;
+  }
+  return fmt::format("{}:{:016x}", step, hash);
 }
 
 }  // namespace trialstat::store::detail

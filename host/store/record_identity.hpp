@@ -36,7 +36,8 @@ class identity_cache {
 
 /// One text for all the fields of `identity` but `previous` (what a later row compares with).
 [[nodiscard]] std::string fingerprint(const row_identity& identity);
-/// "step:fingerprint", an item of row_identity::previous.
+/// "step:<FNV-1a 64 of fingerprint, 16 hex digits>", an item of row_identity::previous (a
+/// changed identity changes it but for a 2^-64 chance).
 [[nodiscard]] std::string previous_fingerprint(int64_t step, std::string_view fingerprint);
 
 }  // namespace trialstat::store::detail

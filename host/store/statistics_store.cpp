@@ -64,9 +64,10 @@ CREATE TABLE IF NOT EXISTS records (
   record           BLOB    NOT NULL,
   PRIMARY KEY (tensor, step, worker, request)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS records_by_step ON records (step, worker);
-CREATE INDEX IF NOT EXISTS records_by_mode ON records (mode, mode_step);
 )sql";
+// No secondary index: the primary key serves the lookups rules make (a tensor's steps, one
+// (tensor, step, worker)), a run reads its step range in one sequential scan, and every index
+// costs each insert (two indexes on step and mode made writing ~60% dearer).
 
 /// A prepared statement, finalised when it goes.
 class statement {
@@ -271,42 +272,60 @@ result<statistics_store> statistics_store::open_existing(const fs::path& path) {
   return statistics_store(std::move(s));
 }
 
-status statistics_store::read_rows(int64_t step_begin, int64_t step_end,
-                                   const std::function<void(stored_row&&)>& on_row, int64_t* damaged) {
+status statistics_store::read_row_views(int64_t step_begin, int64_t step_end,
+                                        const std::function<void(const row_view&)>& on_row, int64_t* damaged) {
   state& s = *state_;
+  // "+step": a sequential scan of the table rather than the step index and a primary-key lookup
+  // per row (a run reads the rows of most steps of its trial).
   statement q(s.db,
               "SELECT tensor, step, worker, request, mode, mode_step, event_file, ranges, file_size, "
-              "file_version, previous, record_checksum, record FROM records WHERE step BETWEEN ?1 AND ?2");
+              "file_version, previous, record_checksum, record FROM records WHERE +step BETWEEN ?1 AND ?2");
   if (!q.ok()) return sqlite_status(s.db, q.rc(), s.path, "reading rows");
   sqlite3_bind_int64(q.get(), 1, step_begin);
   sqlite3_bind_int64(q.get(), 2, step_end);
   int rc = SQLITE_OK;
   while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
     sqlite3_stmt* r = q.get();
-    stored_row row;
+    row_view row;
+    const auto* blob = static_cast<const std::byte*>(sqlite3_column_blob(r, 12));
+    row.record = {blob, static_cast<std::size_t>(sqlite3_column_bytes(r, 12))};
+    const auto checksum = static_cast<uint32_t>(sqlite3_column_int64(r, 11));
+    if (io::crc32c(row.record) != checksum) {  // a damaged row is never used
+      if (damaged != nullptr) ++*damaged;
+      continue;
+    }
     row.tensor = text_column(r, 0);
     row.step = sqlite3_column_int64(r, 1);
     row.worker = text_column(r, 2);
     row.request = text_column(r, 3);
     row.mode = sqlite3_column_int(r, 4);
     row.mode_step = sqlite3_column_int64(r, 5);
-    row.identity.event_file = text_column(r, 6);
-    row.identity.ranges = text_column(r, 7);
-    row.identity.file_size_bytes = static_cast<uint64_t>(sqlite3_column_int64(r, 8));
-    row.identity.file_version = text_column(r, 9);
-    row.identity.previous = text_column(r, 10);
-    const auto checksum = static_cast<uint32_t>(sqlite3_column_int64(r, 11));
-    const auto* blob = static_cast<const std::byte*>(sqlite3_column_blob(r, 12));
-    const auto blob_bytes = static_cast<std::size_t>(sqlite3_column_bytes(r, 12));
-    row.record.assign(blob, blob + blob_bytes);
-    if (io::crc32c(row.record) != checksum) {  // a damaged row is never used
-      if (damaged != nullptr) ++*damaged;
-      continue;
-    }
-    on_row(std::move(row));
+    row.event_file = text_column(r, 6);
+    row.ranges = text_column(r, 7);
+    row.file_size_bytes = static_cast<uint64_t>(sqlite3_column_int64(r, 8));
+    row.file_version = text_column(r, 9);
+    row.previous = text_column(r, 10);
+    on_row(row);
   }
   if (rc != SQLITE_DONE) return sqlite_status(s.db, rc, s.path, "reading rows");
   return status::success();
+}
+
+status statistics_store::read_rows(int64_t step_begin, int64_t step_end,
+                                   const std::function<void(stored_row&&)>& on_row, int64_t* damaged) {
+  return read_row_views(step_begin, step_end, [&](const row_view& v) {
+    stored_row row;
+    row.tensor = v.tensor;
+    row.step = v.step;
+    row.worker = v.worker;
+    row.request = v.request;
+    row.mode = v.mode;
+    row.mode_step = v.mode_step;
+    row.identity = {std::string(v.event_file), std::string(v.ranges), v.file_size_bytes, std::string(v.file_version),
+                    std::string(v.previous)};
+    row.record.assign(v.record.begin(), v.record.end());
+    on_row(std::move(row));
+  }, damaged);
 }
 
 status statistics_store::write_rows(std::span<const stored_row> rows) {

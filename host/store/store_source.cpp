@@ -5,7 +5,11 @@
 #include "trialstat/store/store_source.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <deque>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -41,16 +45,6 @@ struct served_record {
   bool also_read = false;
 };
 
-std::string row_key(std::string_view tensor, int64_t step, std::string_view worker, std::string_view request) {
-  std::string key;
-  key.reserve(tensor.size() + worker.size() + request.size() + 24);
-  key.append(tensor).push_back('\0');
-  key.append(std::to_string(step)).push_back('\0');
-  key.append(worker).push_back('\0');
-  key.append(request);
-  return key;
-}
-
 }  // namespace
 
 struct store_source::state {
@@ -59,9 +53,18 @@ struct store_source::state {
   store_run_summary summary;
   std::optional<statistics_store> db;
   bool unusable = false;      // warned once: later runs go straight to the inner source
-  bool write_failed = false;  // warned once: rows are no longer written
+  std::atomic<bool> write_failed = false;  // warned once: rows are no longer written
   std::vector<stored_row> pending;
   std::vector<std::byte> scratch;
+  /// Rows are written on a thread of their own while the run computes the next steps (SQLite's
+  /// inserts would otherwise delay every 64th step); `finish_writes` waits for it. The
+  /// connection is used by that thread alone while it runs.
+  std::thread writer;
+  std::mutex queue_mutex;
+  std::condition_variable queue_ready;
+  std::deque<std::vector<stored_row>> queue;
+  bool queue_closed = false;
+  std::atomic<int64_t> written_rows = 0;
 
   void warn(const status& s) const {
     if (options.warn) options.warn(s);
@@ -71,20 +74,55 @@ struct store_source::state {
     unusable = true;
     db.reset();
   }
+  void write_loop() {
+    for (;;) {
+      std::vector<stored_row> rows;
+      {
+        std::unique_lock lock(queue_mutex);
+        queue_ready.wait(lock, [&] { return !queue.empty() || queue_closed; });
+        if (queue.empty()) return;
+        rows = std::move(queue.front());
+        queue.pop_front();
+      }
+      if (write_failed) continue;
+      status written = db->write_rows(rows);
+      if (written.ok()) {
+        written_rows += static_cast<int64_t>(rows.size());
+      } else {
+        write_failed = true;
+        warn(status(written.code(), written.message() + " (rows are no longer written; the results are not affected)"));
+      }
+    }
+  }
+  /// Hand the pending rows to the writer thread (started at the first batch).
   void flush() {
     if (pending.empty() || !db || write_failed) {
       pending.clear();
       return;
     }
-    status written = db->write_rows(pending);
-    if (written.ok()) {
-      summary.written += static_cast<int64_t>(pending.size());
-    } else {
-      write_failed = true;
-      warn(status(written.code(), written.message() + " (rows are no longer written; the results are not affected)"));
+    if (!writer.joinable()) {
+      queue_closed = false;
+      writer = std::thread([this] { write_loop(); });
     }
-    pending.clear();
+    {
+      std::lock_guard lock(queue_mutex);
+      queue.push_back(std::move(pending));
+    }
+    queue_ready.notify_one();
+    pending = {};
   }
+  /// Wait until every handed-over row is written (or failed).
+  void finish_writes() {
+    if (!writer.joinable()) return;
+    {
+      std::lock_guard lock(queue_mutex);
+      queue_closed = true;
+    }
+    queue_ready.notify_one();
+    writer.join();
+    summary.written += written_rows.exchange(0);
+  }
+  ~state() { finish_writes(); }
 };
 
 store_source::store_source(store_source_options options, pipeline::statistics_source inner)
@@ -146,13 +184,32 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
     }
   }
 
-  // The rows of the visited steps.
-  std::unordered_map<std::string, stored_row> rows;
+  // The rows of the visited steps that hold this run's request of their tensor.
+  const auto names = trial.tensor_names();
+  const auto workers = trial.workers();
+  std::unordered_map<std::string_view, trial::tensor_id> tensor_ids;
+  tensor_ids.reserve(signatures.size());
+  for (const auto& [tensor, signature] : signatures) tensor_ids.emplace(names[tensor], tensor);
+  std::unordered_map<std::string_view, trial::worker_id> worker_ids;
+  for (trial::worker_id w = 0; w < workers.size(); ++w) worker_ids.emplace(workers[w], w);
+  struct candidate {
+    row_identity identity;
+    std::vector<std::byte> packed;
+  };
+  std::unordered_map<entry_key, candidate, entry_key_hash> rows;
   int64_t damaged = 0;
-  status loaded = !s.options.serve ? status::success() : s.db->read_rows(visits.front()->step, visits.back()->step, [&](stored_row&& row) {
-    std::string key = row_key(row.tensor, row.step, row.worker, row.request);
-    rows.insert_or_assign(std::move(key), std::move(row));
-  }, &damaged);
+  const auto on_row = [&](const row_view& v) {
+    const auto tensor = tensor_ids.find(v.tensor);
+    if (tensor == tensor_ids.end() || signatures.find(tensor->second)->second != v.request) return;
+    const auto worker = worker_ids.find(v.worker);
+    if (worker == worker_ids.end()) return;
+    candidate& c = rows[entry_key{v.step, tensor->second, worker->second}];
+    c.identity = {std::string(v.event_file), std::string(v.ranges), v.file_size_bytes, std::string(v.file_version),
+                  std::string(v.previous)};
+    c.packed.assign(v.record.begin(), v.record.end());
+  };
+  status loaded = !s.options.serve ? status::success()
+                                   : s.db->read_row_views(visits.front()->step, visits.back()->step, on_row, &damaged);
   if (!loaded.ok()) {
     s.give_up(status(loaded.code(), loaded.message() + " (the trial is read instead)"));
     return plain();
@@ -172,8 +229,7 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
   };
   std::unordered_map<uint64_t, history_state> histories;
   std::vector<std::byte> raw;
-  const auto names = trial.tensor_names();
-  const auto workers = trial.workers();
+  served.reserve(rows.size());
   for (const trial::step_info* info : visits) {
     for (const trial::tensor_entry& entry : trial.entries_at(info->step)) {
       const stats::statistics_request* request = plan.find(entry.tensor);
@@ -198,7 +254,7 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
         continue;
       }
       const auto identity = identities.of(entry, *request);
-      const auto row = rows.find(row_key(names[entry.tensor], info->step, workers[entry.worker], signature->second));
+      const auto row = rows.find(key);
       if (!identity || row == rows.end()) {
         read_it();
         continue;
@@ -224,7 +280,7 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
       wanted.previous = held.previous;
       stats::statistics_record record;
       std::size_t at = 0;
-      bool valid = previous_match && held == wanted && unpack_record(row->second.record, raw).ok() &&
+      bool valid = previous_match && held == wanted && unpack_record(row->second.packed, raw).ok() &&
                    stats::read_record(raw, at, record) && at == raw.size();
       if (valid && history != nullptr && record.previous.size() > expected_count) {
         // Only drop comparisons the row's identity listed (its previous items are its comparisons).
@@ -315,8 +371,17 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
     }
     if (++steps_done % std::max<int64_t>(1, s.options.commit_every_steps) == 0) s.flush();
   };
-  auto counters = pipeline::run_statistics_from(s.inner, trial, plan, inner_options, emit);
-  s.flush();
+  auto counters = [&] {
+    // However the run ends (a callback may throw), the writer thread is joined first.
+    struct join_writer {
+      state& s;
+      ~join_writer() {
+        s.flush();
+        s.finish_writes();
+      }
+    } joiner{s};
+    return pipeline::run_statistics_from(s.inner, trial, plan, inner_options, emit);
+  }();
   if (!merge_failure.ok()) return merge_failure;
   if (!counters) return counters;
   s.summary.bytes_read += counters->bytes_read;

@@ -45,8 +45,8 @@ struct row_identity {
   uint64_t file_size_bytes = 0;
   std::string file_version;   ///< mtime in ns (local) or ETag (S3): io::object_identity::version
   /// The identities of the earlier records the row's pairwise statistics compare with:
-  /// "step:event_file:ranges:size:version" per previous step, newest first, '|'-separated;
-  /// empty without pairwise statistics.
+  /// "step:<16 hex digits: FNV-1a 64 of event_file:ranges:size:version>" per previous step,
+  /// newest first, '|'-separated; empty without pairwise statistics.
   std::string previous;
   friend bool operator==(const row_identity&, const row_identity&) = default;
 };
@@ -76,6 +76,23 @@ struct stored_row {
   row_identity identity;
   std::vector<std::byte> record;  ///< packed `stats::append_record` bytes (`pack_record`)
   row_columns columns;            ///< written only
+};
+
+/// @brief One row as `statistics_store::read_row_views` hands it over: views into SQLite's
+/// buffers, valid during the call only (no allocation per row).
+struct row_view {
+  std::string_view tensor;
+  int64_t step = 0;
+  std::string_view worker;
+  std::string_view request;
+  int mode = 0;
+  int64_t mode_step = 0;
+  std::string_view event_file;
+  std::string_view ranges;
+  uint64_t file_size_bytes = 0;
+  std::string_view file_version;
+  std::string_view previous;
+  std::span<const std::byte> record;  ///< packed, checksum verified
 };
 
 /// @brief Counts for `trialstat store info`.
@@ -136,6 +153,10 @@ class statistics_store {
   /// Errors: io_error / data_loss from SQLite (the caller reads the trial instead).
   [[nodiscard]] status read_rows(int64_t step_begin, int64_t step_end,
                                  const std::function<void(stored_row&&)>& on_row, int64_t* damaged = nullptr);
+  /// @brief As `read_rows`, each row as views valid during the call (the run's hot path: one
+  /// sequential scan, no allocation per row).
+  [[nodiscard]] status read_row_views(int64_t step_begin, int64_t step_end,
+                                      const std::function<void(const row_view&)>& on_row, int64_t* damaged = nullptr);
 
   /// @brief Insert or replace `rows` in one transaction (all or none).
   /// Errors: io_error (full disk, read-only file, busy past the timeout): nothing was written.
