@@ -45,6 +45,22 @@ struct served_record {
   bool also_read = false;
 };
 
+/// The whole run from the store: every visited step (as the pipeline visits them, records or
+/// not) through `emit` with no records read; the counters a plain run reports, bytes aside.
+template <typename Emit>
+pipeline::pipeline_counters emit_all(const std::vector<const trial::step_info*>& visits, progress_reporter* progress,
+                                     Emit& emit) {
+  pipeline::pipeline_counters counters;
+  if (progress != nullptr) progress->begin(static_cast<int64_t>(visits.size()), 0);
+  for (const trial::step_info* info : visits) {
+    emit(stats::step_statistics{info->step, info->mode, info->mode_step, {}});
+    counters.steps += 1;
+    if (progress != nullptr) progress->advance(1, 0);
+  }
+  if (progress != nullptr) progress->end();
+  return counters;
+}
+
 }  // namespace
 
 struct store_source::state {
@@ -221,6 +237,7 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
   }
 
   // Which records come from the store.
+  const int64_t history_reads_before = s.summary.history_reads;
   std::unordered_map<entry_key, served_record, entry_key_hash> served;
   struct history_state {
     std::deque<std::pair<int64_t, std::string>> kept;  // (step, fingerprint) the executor would hold
@@ -229,6 +246,7 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
   };
   std::unordered_map<uint64_t, history_state> histories;
   std::vector<std::byte> raw;
+  int64_t to_read = 0;  // entries the inner source must read (history copies aside)
   served.reserve(rows.size());
   for (const trial::step_info* info : visits) {
     for (const trial::tensor_entry& entry : trial.entries_at(info->step)) {
@@ -239,6 +257,7 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
       history_state* history =
           request->history_depth > 0 ? &histories[static_cast<uint64_t>(entry.tensor) << 32 | entry.worker] : nullptr;
       const auto read_it = [&] {
+        ++to_read;
         if (history == nullptr || history->reading) return;
         history->reading = true;  // the executor needs the copies the first read compares with
         for (const entry_key& before : history->kept_keys) {
@@ -371,7 +390,7 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
     }
     if (++steps_done % std::max<int64_t>(1, s.options.commit_every_steps) == 0) s.flush();
   };
-  auto counters = [&] {
+  auto counters = [&]() -> result<pipeline::pipeline_counters> {
     // However the run ends (a callback may throw), the writer thread is joined first.
     struct join_writer {
       state& s;
@@ -380,6 +399,11 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
         s.finish_writes();
       }
     } joiner{s};
+    if (to_read == 0 && s.summary.history_reads == history_reads_before && s.options.serve) {
+      // Everything is in the store: the steps are emitted from it without starting the
+      // pipeline (no reader thread, no executor: a CUDA context costs more than the rows).
+      return result<pipeline::pipeline_counters>(emit_all(visits, options.progress, emit));
+    }
     return pipeline::run_statistics_from(s.inner, trial, plan, inner_options, emit);
   }();
   if (!merge_failure.ok()) return merge_failure;

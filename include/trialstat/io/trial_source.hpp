@@ -125,8 +125,9 @@ class trial_source {
   /// @brief Size of an object, or nullopt when it does not exist (yet). Errors: io_error.
   [[nodiscard]] virtual result<std::optional<uint64_t>> object_size(std::string_view key) const = 0;
 
-  /// @brief The object's identity now (`object_identity`), or nullopt when it does not exist.
-  /// Local: one stat. S3: one HEAD (never a cached size: the ETag is the point). Errors:
+  /// @brief The object's identity (`object_identity`), or nullopt when it does not exist.
+  /// Local: one stat, now. S3: the size and ETag of the object's listing (the trial as its
+  /// catalog listed it; no request), else one HEAD. Errors:
   /// io_error; invalid_argument from sources that cannot tell (the default), so callers that
   /// need identities (the statistics store) stay off for them.
   [[nodiscard]] virtual result<std::optional<object_identity>> identify(std::string_view key) const;
