@@ -38,12 +38,33 @@ struct entry_key_hash {
   }
 };
 
-/// A record the store serves in this run; `also_read`: read anyway, for the pairwise history of
-/// a later record that must be read (the stored record is still the one emitted).
+/// A record the store serves in this run, kept packed until its step is emitted (a run holds
+/// its rows' packed bytes, not decoded records: a log histogram alone decodes to 12 KiB);
+/// `also_read`: read anyway, for the pairwise history of a later record that must be read (the
+/// stored record is still the one emitted); `keep_previous`: comparisons to keep (the run's
+/// range starts after the older ones).
 struct served_record {
-  stats::statistics_record record;
+  std::vector<std::byte> packed;
+  std::size_t keep_previous = 0;
   bool also_read = false;
 };
+
+/// The stored record of `entry` at `step`, as the step reader fills one in this catalog.
+stats::statistics_record decode_served(const served_record& served, const trial::tensor_entry& entry,
+                                       const stats::step_statistics& step, std::vector<std::byte>& raw) {
+  stats::statistics_record record;
+  std::size_t at = 0;
+  // Decoded once already when the run was planned: the bytes are the same.
+  (void)unpack_record(served.packed, raw);
+  (void)stats::read_record(raw, at, record);
+  if (record.previous.size() > served.keep_previous) record.previous.resize(served.keep_previous);
+  record.tensor = entry.tensor;
+  record.worker = entry.worker;
+  record.step = step.step;
+  record.mode = step.mode;
+  record.mode_step = step.mode_step;
+  return record;
+}
 
 /// The whole run from the store: every visited step (as the pipeline visits them, records or
 /// not) through `emit` with no records read; the counters a plain run reports, bytes aside.
@@ -72,6 +93,7 @@ struct store_source::state {
   std::atomic<bool> write_failed = false;  // warned once: rows are no longer written
   std::vector<stored_row> pending;
   std::vector<std::byte> scratch;
+  std::vector<std::byte> raw;  // a served record's unpacked bytes (emit)
   /// Rows are written on a thread of their own while the run computes the next steps (SQLite's
   /// inserts would otherwise delay every 64th step); `finish_writes` waits for it. The
   /// connection is used by that thread alone while it runs.
@@ -301,21 +323,11 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
       std::size_t at = 0;
       bool valid = previous_match && held == wanted && unpack_record(row->second.packed, raw).ok() &&
                    stats::read_record(raw, at, record) && at == raw.size();
-      if (valid && history != nullptr && record.previous.size() > expected_count) {
-        // Only drop comparisons the row's identity listed (its previous items are its comparisons).
-        record.previous.resize(expected_count);
-      }
       if (!valid) {
         ++s.summary.stale;
         read_it();
         continue;
       }
-      // As the step reader fills them in this catalog.
-      record.tensor = entry.tensor;
-      record.worker = entry.worker;
-      record.step = info->step;
-      record.mode = info->mode;
-      record.mode_step = info->mode_step;
       if (history != nullptr && record.raw_status.ok()) {  // computed: the executor would keep it
         history->kept.emplace_back(info->step, detail::fingerprint(*identity));
         history->kept_keys.push_back(key);
@@ -324,7 +336,8 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
           history->kept_keys.pop_front();
         }
       }
-      served.emplace(key, served_record{std::move(record), false});
+      served.emplace(key, served_record{std::move(row->second.packed),
+                                        history != nullptr ? expected_count : record.previous.size(), false});
     }
   }
   rows.clear();
@@ -372,7 +385,7 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
           continue;
         }
       }
-      merged.push_back(it->second.record);
+      merged.push_back(decode_served(it->second, entry, step, s.raw));
       ++served_count;
       if (!merged.back().raw_status.ok()) ++served_failed;
     }
@@ -383,10 +396,10 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
       return;
     }
     on_step(stats::step_statistics{step.step, step.mode, step.mode_step, merged});
-    // Served records are emitted once: free them as the run goes.
+    // Served records are emitted once: free their bytes as the run goes.
     for (const trial::tensor_entry& entry : trial.entries_at(step.step)) {
       const auto it = served.find(entry_key{step.step, entry.tensor, entry.worker});
-      if (it != served.end()) it->second.record = stats::statistics_record{};
+      if (it != served.end()) it->second.packed = {};
     }
     if (++steps_done % std::max<int64_t>(1, s.options.commit_every_steps) == 0) s.flush();
   };
