@@ -31,6 +31,7 @@ struct live_writer::state {
       db.emplace(std::move(*opened));
     }
     detail::identity_cache identities(trial);  // one stat or HEAD per file of this step
+    const int64_t min_bytes = min_record_bytes_for(options, trial);
     rows.clear();
     for (const stats::statistics_record& record : step.records) {
       const stats::statistics_request* request = plan.find(record.tensor);
@@ -38,7 +39,7 @@ struct live_writer::state {
       if (request == nullptr || entry == nullptr || !request_storable(*request)) continue;
       // Keyed by the backend the watch computes on (its pipeline options, set by the caller).
       auto row = detail::make_row(trial, identities, *entry, *request,
-                                  request_signature(*request, options.backend), record, scratch);
+                                  request_signature(*request, options.backend), record, min_bytes, scratch);
       if (row) rows.push_back(std::move(*row));
     }
     const status written = db->write_rows(rows);

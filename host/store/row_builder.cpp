@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "host/store/row_builder.hpp"
 
+#include <algorithm>
+#include <cstdint>
+
+#include "trialstat/plan/read_plan.hpp"
 #include "trialstat/stats/record_codec.hpp"
 
 namespace trialstat::store::detail {
@@ -46,11 +50,22 @@ bool history_cut_short(const trial::catalog& trial, const trial::tensor_entry& e
 
 }  // namespace
 
+uint64_t needed_record_bytes(const trial::tensor_entry& entry, const stats::statistics_request& request) {
+  uint64_t bytes = 0;
+  plan::for_each_needed_record(entry, request, [&](const trial::record_location& at) {
+    bytes = at.length_bytes > UINT64_MAX - bytes ? UINT64_MAX : bytes + at.length_bytes;
+  });
+  return bytes;
+}
+
 std::optional<stored_row> make_row(const trial::catalog& trial, identity_cache& identities,
                                    const trial::tensor_entry& entry, const stats::statistics_request& request,
                                    const std::string& signature, const stats::statistics_record& fresh,
-                                   std::vector<std::byte>& scratch) {
+                                   int64_t min_record_bytes, std::vector<std::byte>& scratch) {
   if (!storable_outcome(fresh)) return std::nullopt;
+  if (static_cast<int64_t>(std::min<uint64_t>(needed_record_bytes(entry, request), INT64_MAX)) < min_record_bytes) {
+    return std::nullopt;
+  }
   const auto identity = identities.of(entry, request);
   if (!identity) return std::nullopt;
   row_identity described = *identity;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -163,6 +164,16 @@ struct store_source::state {
   ~state() { finish_writes(); }
 };
 
+int64_t min_record_bytes_for(const store_source_options& options, const trial::catalog& trial) {
+  if (options.min_record_bytes >= 0) return options.min_record_bytes;
+  if (const char* given = std::getenv("TRIALSTAT_STORE_MIN_RECORD_BYTES"); given != nullptr && *given != '\0') {
+    char* end = nullptr;
+    const long long bytes = std::strtoll(given, &end, 10);
+    if (end != given && bytes >= 0) return bytes;
+  }
+  return trial.source().is_remote() ? 0 : default_min_record_bytes;
+}
+
 store_source::store_source(store_source_options options, pipeline::statistics_source inner)
     : state_(std::make_unique<state>()) {
   state_->options = std::move(options);
@@ -260,6 +271,7 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
 
   // Which records come from the store.
   const int64_t history_reads_before = s.summary.history_reads;
+  const int64_t min_bytes = min_record_bytes_for(s.options, trial);
   std::unordered_map<entry_key, served_record, entry_key_hash> served;
   struct history_state {
     std::deque<std::pair<int64_t, std::string>> kept;  // (step, fingerprint) the executor would hold
@@ -291,6 +303,12 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
         }
       };
       if (signature == signatures.end() || (history != nullptr && history->reading)) {
+        read_it();
+        continue;
+      }
+      if (static_cast<int64_t>(std::min<uint64_t>(detail::needed_record_bytes(entry, *request), INT64_MAX)) <
+          min_bytes) {
+        ++s.summary.small;  // cheaper to read than to keep
         read_it();
         continue;
       }
@@ -380,7 +398,8 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
           // A new row, when the record describes its bytes for good.
           const auto signature = signatures.find(entry.tensor);
           if (s.write_failed || signature == signatures.end()) continue;
-          auto row = detail::make_row(trial, identities, entry, *request, signature->second, fresh, s.scratch);
+          auto row = detail::make_row(trial, identities, entry, *request, signature->second, fresh, min_bytes,
+                                      s.scratch);
           if (row) s.pending.push_back(std::move(*row));
           continue;
         }

@@ -15,6 +15,9 @@ golden=${TRIALSTAT_SHARED_TRIALS:-}
 rm -rf "$work" && mkdir -p "$work"
 export XDG_CACHE_HOME="$work/cache"
 export SOURCE_DATE_EPOCH=1700000000  # the report's "Generated" time
+# Every record is stored here (these trials' tensors are small: by default, local records under
+# 64 KiB are read, not stored; that policy is checked at the end).
+export TRIALSTAT_STORE_MIN_RECORD_BYTES=0
 passed=0 failed=0
 
 ok() { passed=$((passed + 1)); echo "PASS: $1"; }
@@ -230,6 +233,19 @@ if [[ -n "$golden" && -d "$golden" ]]; then
 else
   echo "SKIP: golden trials (\$TRIALSTAT_SHARED_TRIALS not set)"
 fi
+
+# --- the default: local records under 64 KiB are read, not stored ------------------------------
+mixed="$work/mixed"
+"$bin" example --out "$mixed" --steps 12 --width 192 --input-dim 96 --save-interval 2 >/dev/null 2>&1
+"$bin" rules "$mixed" --format json --store off >"$work/mixed.off" 2>/dev/null
+env -u TRIALSTAT_STORE_MIN_RECORD_BYTES "$bin" rules "$mixed" --format json --store "$work/mixed.sqlite" >"$work/mixed.cold" 2>/dev/null
+env -u TRIALSTAT_STORE_MIN_RECORD_BYTES "$bin" rules "$mixed" --format json --store "$work/mixed.sqlite" >"$work/mixed.warm" 2>"$work/mixed.err"
+same "small records read, large ones stored: == off" "$work/mixed.off" "$work/mixed.warm"
+read -r s r b <<<"$(served "$work/mixed.err")"
+check "the 144 KiB weights come from the store ($s) and the small records are read ($r)" test "${s:-0}" -gt 0 -a "${r:-0}" -gt 0
+check "the store holds no record under 64 KiB" \
+  test "$(sqlite3 "$work/mixed.sqlite" "SELECT COUNT(*) FROM records WHERE num_elements * 4 < 65536")" = 0
+check "the summary says why small records are read" grep -q "TRIALSTAT_STORE_MIN_RECORD_BYTES" "$work/mixed.err"
 
 # --- store clear -----------------------------------------------------------------------------
 "$bin" store clear "$trial" 2>/dev/null

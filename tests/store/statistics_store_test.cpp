@@ -276,7 +276,9 @@ TEST(StoreSource, ColdWarmAndChangedFilesGiveThePlainRecords) {
   std::vector<std::string> warnings;
   const auto make = [&] {
     return std::make_unique<store::store_source>(store::store_source_options{
-        .path = dir / "s.sqlite", .warn = [&](const status& s) { warnings.push_back(s.to_string()); }});
+        .path = dir / "s.sqlite",
+        .warn = [&](const status& s) { warnings.push_back(s.to_string()); },
+        .min_record_bytes = 0});  // these tensors are small: store them all
   };
   {
     auto cold = make();

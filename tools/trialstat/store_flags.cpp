@@ -62,8 +62,12 @@ void command_statistics::report() const {
   if (!state_->store) return;
   const store::store_run_summary& s = state_->store->summary();
   if (s.served == 0) return;  // a cold run says nothing: its outputs are those of --store off
-  fmt::print(stderr, "trialstat: store: {} record(s) from {}, {} read from the trial ({} bytes), {} written\n",
-             s.served, state_->store->path().string(), s.read, s.bytes_read, s.written);
+  fmt::print(stderr, "trialstat: store: {} record(s) from {}, {} read from the trial ({} bytes), {} written{}\n",
+             s.served, state_->store->path().string(), s.read, s.bytes_read, s.written,
+             s.small > 0 ? fmt::format(" ({} small record(s) read: cheaper than their rows; "
+                                       "TRIALSTAT_STORE_MIN_RECORD_BYTES, default {} for a local trial)",
+                                       s.small, store::default_min_record_bytes)
+                         : std::string());
 }
 
 }  // namespace trialstat::cli

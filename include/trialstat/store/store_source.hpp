@@ -32,6 +32,7 @@ struct store_run_summary {
   int64_t history_reads = 0;  ///< records read only for the pairwise history (the store's emitted)
   int64_t written = 0;        ///< rows written
   int64_t stale = 0;          ///< rows present but no longer describing their record
+  int64_t small = 0;          ///< records read because they are smaller than min_record_bytes
   int64_t bytes_read = 0;     ///< event-file bytes read by this run
 };
 
@@ -52,7 +53,20 @@ struct store_source_options {
   /// The backend the records are computed on (live writer only: a one-shot run takes it from
   /// its pipeline options). Part of every row's key.
   stats::backend backend = stats::backend::cpu;
+  /// Records whose bytes in the event file (all the records of an entry a request reads) are
+  /// fewer than this are neither stored nor served: they are read from the trial, which costs
+  /// less than their row (a row takes ~10-20 µs to write and ~5 µs to read, a 1 KiB record from
+  /// a local file ~1 µs; bench/RESULTS.md "Statistics store"). < 0: automatic —
+  /// `TRIALSTAT_STORE_MIN_RECORD_BYTES` when set, else `default_min_record_bytes` for a local
+  /// trial and 0 (everything) for an S3 trial, where every record read is network traffic.
+  int64_t min_record_bytes = -1;
 };
+
+/// @brief The automatic `store_source_options::min_record_bytes` of a local trial (64 KiB).
+inline constexpr int64_t default_min_record_bytes = int64_t{64} << 10;
+
+/// @brief `options.min_record_bytes` resolved for `trial` (see there).
+[[nodiscard]] int64_t min_record_bytes_for(const store_source_options& options, const trial::catalog& trial);
 
 /// @brief A store-backed statistics source: hand `source()` to a command (it may be called
 /// several times; each call is one run) and read `summary()` after it.
