@@ -67,6 +67,12 @@ stats::statistics_record decode_served(const served_record& served, const trial:
   return record;
 }
 
+/// Thrown out of a step callback (and the pipeline, which joins its reader thread on the way) to
+/// finish a run without the store after `step`.
+struct restart_after {
+  int64_t step = 0;
+};
+
 /// The whole run from the store: every visited step (as the pipeline visits them, records or
 /// not) through `emit` with no records read; the counters a plain run reports, bytes aside.
 template <typename Emit>
@@ -271,13 +277,17 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
 
   // Which records come from the store.
   const int64_t history_reads_before = s.summary.history_reads;
+  const int64_t restarts_before = s.summary.restarts;
   const int64_t min_bytes = min_record_bytes_for(s.options, trial);
   std::unordered_map<entry_key, served_record, entry_key_hash> served;
   struct history_state {
     std::deque<std::pair<int64_t, std::string>> kept;  // (step, fingerprint) the executor would hold
     std::deque<entry_key> kept_keys;
-    bool reading = false;  // a record of it had to be read: every later one is read too
+    bool reading = false;  // a read whose outcome cannot be predicted: every later one is read too
   };
+  // Records read whose pairwise history later served rows rely on: predicted to enter the
+  // executor's history (a raw record that decodes); checked when they arrive (`emit`).
+  std::unordered_set<entry_key, entry_key_hash> predicted;
   std::unordered_map<uint64_t, history_state> histories;
   std::vector<std::byte> raw;
   int64_t to_read = 0;  // entries the inner source must read (history copies aside)
@@ -290,10 +300,10 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
       const auto signature = signatures.find(entry.tensor);
       history_state* history =
           request->history_depth > 0 ? &histories[static_cast<uint64_t>(entry.tensor) << 32 | entry.worker] : nullptr;
-      const auto read_it = [&] {
+      const auto read_it = [&](const std::optional<row_identity>& identity) {
         ++to_read;
         if (history == nullptr || history->reading) return;
-        history->reading = true;  // the executor needs the copies the first read compares with
+        // The executor needs the copies this read compares with: served ones are read too.
         for (const entry_key& before : history->kept_keys) {
           const auto it = served.find(before);
           if (it != served.end() && !it->second.also_read) {
@@ -301,21 +311,34 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
             ++s.summary.history_reads;
           }
         }
+        if (!s.options.serve || !entry.raw || !identity) {
+          history->reading = true;  // its outcome and identity unknown: read every later one
+          return;
+        }
+        // Predicted to enter the history (verified in `emit`): later rows that compared with
+        // these bytes can still be served.
+        history->kept.emplace_back(info->step, detail::fingerprint(*identity));
+        history->kept_keys.push_back(key);
+        while (static_cast<int>(history->kept.size()) > request->history_depth) {
+          history->kept.pop_front();
+          history->kept_keys.pop_front();
+        }
+        predicted.insert(key);
       };
       if (signature == signatures.end() || (history != nullptr && history->reading)) {
-        read_it();
+        read_it(std::nullopt);
         continue;
       }
       if (static_cast<int64_t>(std::min<uint64_t>(detail::needed_record_bytes(entry, *request), INT64_MAX)) <
           min_bytes) {
         ++s.summary.small;  // cheaper to read than to keep
-        read_it();
+        read_it(std::nullopt);
         continue;
       }
       const auto identity = identities.of(entry, *request);
       const auto row = rows.find(key);
       if (!identity || row == rows.end()) {
-        read_it();
+        read_it(identity);
         continue;
       }
       // The previous steps this run compares with (newest first): the row's, or their newest
@@ -343,7 +366,7 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
                    stats::read_record(raw, at, record) && at == raw.size();
       if (!valid) {
         ++s.summary.stale;
-        read_it();
+        read_it(identity);
         continue;
       }
       if (history != nullptr && record.raw_status.ok()) {  // computed: the executor would keep it
@@ -368,6 +391,10 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
     return it == served.end() || it->second.also_read;
   };
   std::vector<stats::statistics_record> merged;
+  bool mispredicted = false;
+  int64_t emitted_steps = 0;
+  int64_t emitted_records = 0;
+  int64_t emitted_failed = 0;
   int64_t served_count = 0;
   int64_t served_failed = 0;
   int64_t steps_done = 0;
@@ -393,6 +420,11 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
         }
         const stats::statistics_record& fresh = step.records[next++];
         if (!from_store) {
+          // A record predicted to enter the pairwise history that did not (it could not be
+          // read): later served rows compared with it, so the rest of the run is read.
+          if (!fresh.raw_status.ok() && predicted.count(entry_key{step.step, entry.tensor, entry.worker}) != 0) {
+            mispredicted = true;
+          }
           merged.push_back(fresh);
           merged.back().values_data = fresh.values_data;
           // A new row, when the record describes its bytes for good.
@@ -420,7 +452,11 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
       const auto it = served.find(entry_key{step.step, entry.tensor, entry.worker});
       if (it != served.end()) it->second.packed = {};
     }
+    ++emitted_steps;
+    emitted_records += static_cast<int64_t>(merged.size());
+    for (const auto& r : merged) emitted_failed += r.raw_status.ok() ? 0 : 1;
     if (++steps_done % std::max<int64_t>(1, s.options.commit_every_steps) == 0) s.flush();
+    if (mispredicted) throw restart_after{step.step};  // this step is right; the next ones may not be
   };
   auto counters = [&]() -> result<pipeline::pipeline_counters> {
     // However the run ends (a callback may throw), the writer thread is joined first.
@@ -436,10 +472,34 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
       // pipeline (no reader thread, no executor: a CUDA context costs more than the rows).
       return result<pipeline::pipeline_counters>(emit_all(visits, options.progress, emit));
     }
-    return pipeline::run_statistics_from(s.inner, trial, plan, inner_options, emit);
+    try {
+      return pipeline::run_statistics_from(s.inner, trial, plan, inner_options, emit);
+    } catch (const restart_after& restart) {
+      // Rare (a changed record that no longer decodes, under pairwise statistics): the steps
+      // after `restart.step` come from a plain run, with nothing from the store.
+      ++s.summary.restarts;
+      pipeline::pipeline_counters done;
+      done.steps = emitted_steps;
+      done.records = emitted_records;
+      done.failed_records = emitted_failed;
+      auto rest = pipeline::run_statistics_from(s.inner, trial, plan, options, [&](const stats::step_statistics& step) {
+        if (step.step <= restart.step) return;
+        done.steps += 1;
+        done.records += static_cast<int64_t>(step.records.size());
+        for (const auto& r : step.records) done.failed_records += r.raw_status.ok() ? 0 : 1;
+        on_step(step);
+      });
+      if (!rest) return rest;
+      done.bytes_read = rest->bytes_read;  // the first attempt's bytes are not counted
+      done.tensor_bytes = rest->tensor_bytes;
+      s.summary.bytes_read += rest->bytes_read;
+      s.summary.read += done.records;
+      return done;
+    }
   }();
   if (!merge_failure.ok()) return merge_failure;
   if (!counters) return counters;
+  if (s.summary.restarts > restarts_before) return counters;
   s.summary.bytes_read += counters->bytes_read;
   int64_t history_only = 0;
   for (const auto& [key, record] : served) history_only += record.also_read ? 1 : 0;

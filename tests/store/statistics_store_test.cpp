@@ -302,23 +302,47 @@ TEST(StoreSource, ColdWarmAndChangedFilesGiveThePlainRecords) {
     EXPECT_EQ(run_bytes(warm->source(), *trial, plan, range), run_bytes({}, *trial, plan, range)) << begin;
     EXPECT_EQ(warm->summary().read, 0) << begin;
   }
-  // Worker 0's file of step 15 changes (same bytes, a new mtime): it is read again, the weight's
-  // later records of worker 0 too, and the two steps before it for the pairwise history.
+  // Worker 0's file of step 15 changes (same bytes, a new mtime): its records are read again;
+  // the weight's rows at 20 and 25 compared with it (depth 2) and are read too, the rows from 30
+  // on are served again (step 15 is predicted to enter the history, and does); the weight at 5
+  // and 10 is read for the history the first read compares with.
   const fs::path changed = root / "events" / "000000000015" / "000000000015_worker_0.tfevents";
   ASSERT_TRUE(fs::exists(changed));
   fs::last_write_time(changed, fs::last_write_time(changed) + std::chrono::seconds(5));
   {
     auto after = make();
     EXPECT_EQ(run_bytes(after->source(), *trial, plan), plain);
-    EXPECT_EQ(after->summary().stale, 3);          // weight, bias, loss of worker 0 (no grad at 15)
+    EXPECT_EQ(after->summary().stale, 3 + 2);      // weight, bias, loss at 15 (no grad); weight at 20, 25
     EXPECT_EQ(after->summary().history_reads, 2);  // the weight at steps 5 and 10
-    EXPECT_EQ(after->summary().read, 3 + 4);       // those, and the weight at steps 20..35
+    EXPECT_EQ(after->summary().read, 3 + 2);
+    EXPECT_EQ(after->summary().restarts, 0);
     EXPECT_GT(after->summary().bytes_read, 0);
   }
   {
     auto warm = make();
     EXPECT_EQ(run_bytes(warm->source(), *trial, plan), plain);
     EXPECT_EQ(warm->summary().read, 0);
+  }
+  // Now the weight's record at step 15 is corrupt (same size): predicted to enter the history,
+  // it fails, so the rows from 20 on (which compared with it) cannot be used: the run finishes
+  // without the store, and its records are still the plain run's.
+  const trial::tensor_entry* weight =
+      trial->find_entry(*trial->find_tensor("weight"), 15, *trial->find_worker("worker_0"));
+  ASSERT_TRUE(weight != nullptr && weight->raw);
+  auto bytes = testing::read_all_bytes(changed);
+  bytes[weight->raw->start_bytes + weight->raw->length_bytes - 12] ^= std::byte{0x5a};
+  testing::write_bytes(changed, bytes);
+  fs::last_write_time(changed, fs::last_write_time(changed) + std::chrono::seconds(10));
+  const auto corrupt_plain = run_bytes({}, *trial, plan);
+  ASSERT_NE(corrupt_plain, plain);
+  {
+    auto after = make();
+    EXPECT_EQ(run_bytes(after->source(), *trial, plan), corrupt_plain);
+    EXPECT_EQ(after->summary().restarts, 1);
+  }
+  {
+    auto again = make();
+    EXPECT_EQ(run_bytes(again->source(), *trial, plan), corrupt_plain);
   }
   EXPECT_TRUE(warnings.empty()) << warnings.front();
 }

@@ -33,6 +33,7 @@ struct store_run_summary {
   int64_t written = 0;        ///< rows written
   int64_t stale = 0;          ///< rows present but no longer describing their record
   int64_t small = 0;          ///< records read because they are smaller than min_record_bytes
+  int64_t restarts = 0;       ///< runs finished without the store (a predicted record failed)
   int64_t bytes_read = 0;     ///< event-file bytes read by this run
 };
 
