@@ -13,6 +13,7 @@ trialstat_dependency(Eigen3 3.4 NO_MODULE DEBIAN libeigen3-dev)
 trialstat_pkg_config_dependency(PCRE2 libpcre2-8 DEBIAN libpcre2-dev)  # Python re semantics
 trialstat_dependency(CURL 7.75 DEBIAN libcurl4-openssl-dev)       # S3 source: SigV4, multi interface
 trialstat_dependency(pugixml DEBIAN libpugixml-dev)                # S3 listing and error XML
+trialstat_dependency(SQLite3 DEBIAN libsqlite3-dev)               # the statistics store (issue 26)
 if(TRIALSTAT_ENABLE_OPENMP)
   trialstat_dependency(OpenMP COMPONENTS CXX)
 endif()

@@ -22,6 +22,7 @@ packages=(
   libeigen3-dev                       # CPU kernels and the example trainer
   libpcre2-dev                        # Python re.search-compatible tensor-name regexes
   libcurl4-openssl-dev libpugixml-dev # S3 source: HTTP + SigV4 (libcurl), listing XML (pugixml)
+  libsqlite3-dev sqlite3              # the statistics store (issue 26); sqlite3: its CLI tests
   libgtest-dev libgmock-dev           # tests
   libbenchmark-dev                    # bench/
   libopenmpi-dev openmpi-bin          # mpirun -np N trialstat (host/distributed)

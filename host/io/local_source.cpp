@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -278,6 +279,17 @@ result<std::optional<uint64_t>> local_source::object_size(std::string_view key) 
                   fmt::format("{}: cannot stat: {}", display_name(key), ec.message()));
   }
   return std::optional<uint64_t>(static_cast<uint64_t>(size));
+}
+
+result<std::optional<object_identity>> local_source::identify(std::string_view key) const {
+  struct stat st {};
+  const fs::path path = root_ / key;
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return std::optional<object_identity>();
+    return status(error_code::io_error, fmt::format("{}: cannot stat: {}", display_name(key), std::strerror(errno)));
+  }
+  const int64_t mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  return std::optional<object_identity>(object_identity{static_cast<uint64_t>(st.st_size), std::to_string(mtime_ns)});
 }
 
 result<std::unique_ptr<object_reader>> local_source::open(std::string_view key) const {

@@ -31,6 +31,7 @@ class local_source final : public trial_source {
   void read_objects(std::span<const std::string> keys, const object_callback& on_object,
                     uint64_t max_bytes = UINT64_MAX) const override;
   [[nodiscard]] result<std::optional<uint64_t>> object_size(std::string_view key) const override;
+  [[nodiscard]] result<std::optional<object_identity>> identify(std::string_view key) const override;
   [[nodiscard]] result<std::unique_ptr<object_reader>> open(std::string_view key) const override;
 
  private:

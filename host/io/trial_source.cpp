@@ -69,6 +69,11 @@ status object_reader::read_ranges(std::span<const byte_range> ranges, std::byte*
   return status::success();
 }
 
+result<std::optional<object_identity>> trial_source::identify(std::string_view key) const {
+  return status(error_code::invalid_argument,
+                fmt::format("{}: this source cannot tell an object's version", display_name(key)));
+}
+
 void trial_source::read_objects(std::span<const std::string> keys, const object_callback& on_object,
                                 uint64_t max_bytes) const {
   std::vector<std::byte> buffer;

@@ -172,7 +172,8 @@ class watch_loop {
       return opened.error_status();
     }
     catalog_.emplace(std::move(*opened));
-    session_.emplace(*catalog_, std::move(invocations_), options_.pipeline, /*live=*/true);
+    session_.emplace(*catalog_, std::move(invocations_), options_.pipeline, /*live=*/true,
+                     pipeline::statistics_source{}, options_.on_step_records);
     report_warnings();
     watch_event e;
     e.kind = event_kind::started;

@@ -173,6 +173,7 @@ std::vector<trial::step_info> history_steps_before(const trial::catalog& trial, 
       if (request == nullptr || request->history_depth <= 0 || !entry.raw || !plan.reads_worker(entry.worker)) {
         continue;
       }
+      if (options.read_entry && !options.read_entry(entry)) continue;  // not read: in no history
       int& seen = found[{entry.tensor, entry.worker}];
       if (seen < request->history_depth) {
         ++seen;

@@ -65,6 +65,7 @@ struct rule_session::state {
   std::vector<std::unique_ptr<other_trial>> others;  // stable addresses: rules keep the catalogs
   std::optional<statistics_stream> stream;
   statistics_source source;                 // replaces stream->advance when set (not live)
+  step_observer observer;                   // told each step after the rules
   std::optional<int64_t> source_last_step;
   pipeline_options options;
   bool live = false;
@@ -270,6 +271,7 @@ struct rule_session::state {
         deliver_other_step(i, step.step);
         invocations[i].rule->evaluate_step(trial, step, results[i].findings);
       }
+      if (observer) observer(trial, stream->plan(), step);
       source_last_step = step.step;
     };
     auto counters = source ? source(trial, stream->plan(), options, on_step)
@@ -284,10 +286,12 @@ struct rule_session::state {
 };
 
 rule_session::rule_session(const trial::catalog& trial, std::vector<rule_invocation> rules,
-                           const pipeline_options& options, bool live, statistics_source source)
+                           const pipeline_options& options, bool live, statistics_source source,
+                           step_observer observer)
     : state_(std::make_unique<state>(trial, std::move(rules), options, live)) {
   state& s = *state_;
   if (!live) s.source = std::move(source);
+  s.observer = std::move(observer);
   s.results.resize(s.invocations.size());
   s.watched.resize(s.invocations.size());
   s.reported.assign(s.invocations.size(), 0);

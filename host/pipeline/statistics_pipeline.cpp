@@ -104,7 +104,7 @@ std::size_t batches_for(int64_t largest_held_bytes, bool staging_pool) {
 /// cut short at the tail (truncated_record: retry later). Other stat failures are left to the
 /// reader, which reports them per record.
 status check_step_files(const trial::catalog& trial, const plan::read_plan& plan,
-                        const trial::step_info& info) {
+                        const pipeline_options& options, const trial::step_info& info) {
   std::vector<std::pair<trial::file_id, uint64_t>> ends;  // (file, largest record end), few
   const auto note = [&](const trial::record_location& at) {
     const uint64_t end = at.start_bytes + at.length_bytes;
@@ -119,6 +119,7 @@ status check_step_files(const trial::catalog& trial, const plan::read_plan& plan
   for (const trial::tensor_entry& entry : trial.entries_at(info.step)) {
     const stats::statistics_request* request = plan.find(entry.tensor);
     if (request == nullptr || !plan.reads_worker(entry.worker)) continue;
+    if (options.read_entry && !options.read_entry(entry)) continue;  // not read (statistics store)
     plan::for_each_needed_record(entry, *request, note);
   }
   for (const auto& [file, end] : ends) {
@@ -220,7 +221,7 @@ struct statistics_stream::state {
       if (entry.raw) note_end(*entry.raw);
       for (const auto& reduction : entry.reductions) note_end(reduction.location);
       const stats::statistics_request* request = plan.find(entry.tensor);
-      if (request == nullptr) continue;
+      if (request == nullptr || (options.read_entry && !options.read_entry(entry))) continue;
       int64_t bytes = 0;
       plan::for_each_needed_record(entry, *request, [&](const trial::record_location& at) {
         add_saturated(bytes, saturated(at.length_bytes));
@@ -304,7 +305,8 @@ detail::pass_outcome statistics_stream::state::run_pass(const std::vector<trial:
       status& unfinished = batch->unfinished;
       batch->failure = status::success();
       try {  // no exception may leave this thread (std::terminate): it becomes the run's error
-        unfinished = options.stop_at_unfinished_records ? check_step_files(trial, plan, info) : status::success();
+        unfinished = options.stop_at_unfinished_records ? check_step_files(trial, plan, options, info)
+                                                        : status::success();
         if (unfinished.ok()) {
           (void)reader.read_step(info, *batch);
         } else {

@@ -178,7 +178,7 @@ std::optional<trial::file_id> step_reader::collect_ranges(std::span<const trial:
   std::optional<trial::file_id> file;
   for (const trial::tensor_entry& entry : entries) {
     const stats::statistics_request* request = plan_.find(entry.tensor);
-    if (request == nullptr) continue;
+    if (request == nullptr || !reads(entry)) continue;
     plan::for_each_needed_record(entry, *request, [&](const trial::record_location& at) {
       ranges_.push_back({at.start_bytes, at.length_bytes});
       file = at.event_file;
@@ -217,7 +217,7 @@ void step_reader::read_worker_file(const trial::step_info& info,
 
   for (const trial::tensor_entry& entry : entries) {
     const stats::statistics_request* request = plan_.find(entry.tensor);
-    if (request == nullptr) continue;
+    if (request == nullptr || !reads(entry)) continue;
     stats::statistics_record& record = out.records.emplace_back();
     record.tensor = entry.tensor;
     record.worker = entry.worker;

@@ -109,6 +109,8 @@ class step_reader {
   /// Calls `on_worker(entries)` for each worker's run of entries at `step`.
   template <typename Function>
   void for_each_worker(int64_t step, Function&& on_worker) const;
+  /// Whether `pipeline_options::read_entry` lets this entry be read (always without one).
+  [[nodiscard]] bool reads(const trial::tensor_entry& entry) const { return !options_.read_entry || options_.read_entry(entry); }
   /// decode::decode_indexed_record on the loaded bytes of `location` (into `event_`).
   status decode_record(const event_file_bytes& file, const trial::record_location& location,
                        std::string_view expected_tag, bool one_number);

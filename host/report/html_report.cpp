@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -308,8 +309,15 @@ std::vector<int64_t> spread(const std::vector<int64_t>& all, int count) {
   return out;
 }
 
+/// The report's "Generated" time: now, or SOURCE_DATE_EPOCH when set (reproducible-builds.org:
+/// two reports of the same trial are then byte-identical, e.g. with and without the store).
 std::string now_text() {
-  const std::time_t t = std::time(nullptr);
+  std::time_t t = std::time(nullptr);
+  if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"); epoch != nullptr && *epoch != '\0') {
+    char* end = nullptr;
+    const long long seconds = std::strtoll(epoch, &end, 10);
+    if (end != epoch && *end == '\0' && seconds >= 0) t = static_cast<std::time_t>(seconds);
+  }
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[64];
@@ -443,7 +451,7 @@ result<html_report_summary> write_html_report(const trial::catalog& trial,
     rules.push_back(std::move(collector));
   }
   auto* curves = static_cast<curve_collector*>(rules.back().rule.get());
-  pipeline::rule_session session(trial, std::move(rules), options.pipeline, /*live=*/false);
+  pipeline::rule_session session(trial, std::move(rules), options.pipeline, /*live=*/false, options.statistics);
   curves->watch_findings(session.results(), self);
   auto finished = session.finish();
   if (!finished) return finished.error_status();
@@ -578,7 +586,7 @@ result<html_report_summary> write_html_report(const trial::catalog& trial,
     second.only_steps = shown;
     std::map<std::pair<trial::tensor_id, trial::worker_id>, heatmap_data*> index;
     for (auto& h : heatmaps) index[{h.tensor, h.worker}] = &h;
-    auto run = pipeline::run_statistics(trial, plan, second, [&](const stats::step_statistics& step) {
+    auto run = pipeline::run_statistics_from(options.statistics, trial, plan, second, [&](const stats::step_statistics& step) {
       for (const auto& r : step.records) {
         auto it = index.find({r.tensor, r.worker});
         if (it == index.end() || !r.log_histogram) continue;

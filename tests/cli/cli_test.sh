@@ -12,6 +12,9 @@ bin=$1
 work=$2
 golden=${TRIALSTAT_SHARED_TRIALS:-}
 rm -rf "$work" && mkdir -p "$work"
+# The statistics store (auto, issue 26) lives in this run's folder: every repeated command here
+# also checks that a warm store gives the cold answers.
+export XDG_CACHE_HOME="$work/cache"
 passed=0 failed=0 skipped=0
 
 ok() { passed=$((passed + 1)); echo "PASS: $1"; }

@@ -13,6 +13,9 @@ work=$2
 mpirun=$3
 golden=${TRIALSTAT_SHARED_TRIALS:-}
 rm -rf "$work" && mkdir -p "$work"
+# The statistics store (auto): this run's own cache folder; under mpirun rank 0 writes rows, and the
+# one-process runs compared with it are served from them when warm.
+export XDG_CACHE_HOME="$work/cache"
 passed=0 failed=0
 
 ok() { passed=$((passed + 1)); }

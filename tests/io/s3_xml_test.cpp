@@ -14,7 +14,7 @@ TEST(S3Xml, ParsesObjectsPrefixesAndContinuation) {
       R"(<?xml version="1.0" encoding="UTF-8"?>
 <ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><IsTruncated>true</IsTruncated>
 <NextContinuationToken>tok/en=</NextContinuationToken>
-<Contents><Key>t/index/000000000/000000000000_worker_0.json</Key><Size>1234</Size></Contents>
+<Contents><Key>t/index/000000000/000000000000_worker_0.json</Key><Size>1234</Size><ETag>&quot;9b2cf535f27731c974343645a3985328&quot;</ETag></Contents>
 <Contents><Key>a &amp; b</Key><Size>18446744073709551615</Size></Contents>
 <CommonPrefixes><Prefix>t/index/000000001/</Prefix></CommonPrefixes></ListBucketResult>)",
       "GET s3://b/?list-type=2");
@@ -22,7 +22,9 @@ TEST(S3Xml, ParsesObjectsPrefixesAndContinuation) {
   ASSERT_EQ(page->objects.size(), 2u);
   EXPECT_EQ(page->objects[0].key, "t/index/000000000/000000000000_worker_0.json");
   EXPECT_EQ(page->objects[0].size_bytes, 1234u);
+  EXPECT_EQ(page->objects[0].etag, "\"9b2cf535f27731c974343645a3985328\"");  // the statistics store's identity
   EXPECT_EQ(page->objects[1].key, "a & b");
+  EXPECT_EQ(page->objects[1].etag, "");
   EXPECT_EQ(page->objects[1].size_bytes, UINT64_MAX);
   EXPECT_EQ(page->common_prefixes, std::vector<std::string>{"t/index/000000001/"});
   EXPECT_TRUE(page->truncated);

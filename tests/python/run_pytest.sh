@@ -19,4 +19,7 @@ fi
 if [[ -z "${TRIALSTAT_CLI:-}" ]]; then
   export TRIALSTAT_CLI="$build/tools/trialstat/trialstat"
 fi
+# The statistics store (create_trial's store="auto"): this build's own cache folder.
+export XDG_CACHE_HOME="$build/tests/python/cache"
+rm -rf "$XDG_CACHE_HOME"
 pytest_suite_run "$repo/tests/python" "$@"

@@ -12,4 +12,7 @@ if ! "$python" -c "import moto.server, boto3" 2>/dev/null; then
   exit 77
 fi
 export TRIALSTAT_CLI="$cli"
+# The statistics store: its own cache folder per run (the tests pass --store or get off).
+export XDG_CACHE_HOME="$build/tests/s3/cache"
+rm -rf "$XDG_CACHE_HOME"
 pytest_suite_run "$repo/tests/s3" "$@"

@@ -66,7 +66,8 @@ class _ThreadingServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 class CountingProxy:
     """An HTTP proxy on 127.0.0.1:<free port> forwarding to ``upstream`` (host, port). Counts
-    requests and response body bytes (``requests``, ``body_bytes``, ``ranged_gets``); with
+    requests and response body bytes (``requests``, ``body_bytes``, ``ranged_gets``, and
+    ``event_bytes``, those of event files); with
     ``fault_rate`` > 0 answers that fraction of requests with one of the faults in ``faults``
     ("slowdown": 503 SlowDown, "reset": the connection closed without an answer, "short": the
     headers of the real answer and half of its body, then the connection closed)."""
@@ -136,6 +137,8 @@ class CountingProxy:
                 self.wfile.write(data)
                 with proxy.lock:
                     proxy.body_bytes += len(data)
+                    if self.command == "GET" and "/events/" in self.path:
+                        proxy.event_bytes += len(data)
 
             do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _forward
 
@@ -150,6 +153,7 @@ class CountingProxy:
             self.requests = 0
             self.ranged_gets = 0
             self.body_bytes = 0
+            self.event_bytes = 0  # body bytes of GETs of event files (keys with /events/)
             self.faults_injected = {}
 
     def stop(self):

@@ -31,6 +31,9 @@ def aws_env(endpoint, **extra):
     for k in list(env):
         if k.startswith("AWS_") or k.startswith("TRIALSTAT_S3_"):
             del env[k]
+    # The statistics store stays off unless a test asks for it (a warm store would spare the
+    # requests these tests count); test_store_* pass --store.
+    env["TRIALSTAT_STORE"] = "off"
     env.update({"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                 "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL_S3": endpoint,
                 "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent", "AWS_CONFIG_FILE": "/nonexistent"})
@@ -267,6 +270,59 @@ def test_range_reads_fetch_only_what_the_rule_needs(server, tmp_path):
         assert local.stdout == remote.stdout
         assert proxy.ranged_gets > 0
         assert proxy.body_bytes < 0.02 * total, f"{proxy.body_bytes} of {total} bytes transferred"
+    finally:
+        proxy.stop()
+
+
+def test_store_warm_runs_transfer_no_event_bytes(server, tmp_path):
+    """The statistics store over s3:// (issue 26): stats, rules and tensorboard outputs equal the
+    local ones cold and warm; a warm rules run fetches < 1% of the event-file bytes (none), says
+    it used the store, and an object rewritten under the same key (new ETag) is read again."""
+    moto, client = server
+    trial = tmp_path / "stored"
+    run_cli(["example", "--out", str(trial), "--steps", "40", "--width", "128", "--layers", "3",
+             "--save-interval", "2"], os.environ)
+    upload_folder(client, trial, "stored")
+    remote = f"s3://{BUCKET}/stored"
+    events = sum(p.stat().st_size for p in (trial / "events").rglob("*") if p.is_file())
+    store = tmp_path / "store.sqlite"
+    proxy = s3_server.CountingProxy(moto.port)
+    try:
+        env = aws_env(proxy.endpoint)
+        for command in (["stats", "--format", "json", "--log-hist"], ["rules", "--format", "json"]):
+            local = run_cli([command[0], str(trial), *command[1:], "--store", "off"], env)
+            proxy.reset_counts()
+            cold = run_cli([command[0], remote, *command[1:], "--store", str(store)], env)
+            cold_bytes = proxy.event_bytes
+            proxy.reset_counts()
+            warm = run_cli([command[0], remote, *command[1:], "--store", str(store)], env)
+            assert local.stdout == cold.stdout == warm.stdout, command
+            assert local.returncode == cold.returncode == warm.returncode
+            assert cold_bytes > 0
+            assert proxy.event_bytes < 0.01 * events, f"{proxy.event_bytes} of {events} event bytes"
+            assert re.search(r"trialstat: store: \d+ record\(s\) from .*, 0 read from the trial \(0 bytes\)",
+                             warm.stderr), warm.stderr[-2000:]
+        # TensorBoard, warm, byte for byte.
+        run_cli(["tensorboard", str(trial), "--logdir", str(tmp_path / "tb_local"), "--store", "off"], env)
+        run_cli(["tensorboard", remote, "--logdir", str(tmp_path / "tb_warm"), "--store", str(store)], env)
+        for path in (tmp_path / "tb_local").rglob("*"):
+            if path.is_file():
+                twin = tmp_path / "tb_warm" / path.relative_to(tmp_path / "tb_local")
+                assert path.read_bytes() == twin.read_bytes(), path
+        # One event file rewritten in place (same key and size, other bytes: a new ETag).
+        key = sorted(p for p in (trial / "events").rglob("*.tfevents"))[3]
+        data = bytearray(key.read_bytes())
+        data[-20] ^= 0x01  # inside the last record's tensor bytes (its CRC now fails)
+        client.put_object(Bucket=BUCKET, Key=f"stored/{key.relative_to(trial).as_posix()}", Body=bytes(data))
+        key.write_bytes(bytes(data))
+        local = run_cli(["stats", str(trial), "--format", "json", "--log-hist", "--store", "off"], env)
+        proxy.reset_counts()
+        again = run_cli(["stats", remote, "--format", "json", "--log-hist", "--store", str(store)], env)
+        assert local.stdout == again.stdout
+        assert proxy.event_bytes > 0  # the rewritten object was fetched again
+        # Not the whole trial: the records before it are served; from it on, the tensors with
+        # pairwise statistics (the weights' update ratio) are read (README "Statistics store").
+        assert proxy.event_bytes < 0.6 * events
     finally:
         proxy.stop()
 

@@ -31,6 +31,7 @@ class forwarding_source : public io::trial_source {
     inner_->read_objects(keys, on_object, max_bytes);
   }
   result<std::optional<uint64_t>> object_size(std::string_view key) const override { return inner_->object_size(key); }
+  result<std::optional<io::object_identity>> identify(std::string_view key) const override { return inner_->identify(key); }
   result<std::unique_ptr<io::object_reader>> open(std::string_view key) const override { return inner_->open(key); }
   std::unique_ptr<io::read_ahead_handle> start_read_ahead(io::read_schedule schedule) const override {
     return inner_->start_read_ahead(std::move(schedule));

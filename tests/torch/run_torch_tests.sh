@@ -14,4 +14,8 @@ if ! "$python" -c "import trialstat._core" 2>/dev/null; then
 fi
 export TRIALSTAT_PYTHON="$python"
 export TRIALSTAT_CLI="${TRIALSTAT_CLI:-$build/tools/trialstat/trialstat}"
+# The statistics store (trials read through trialstat.create_trial, store="auto"): this build's
+# own cache folder.
+export XDG_CACHE_HOME="$build/tests/torch/cache"
+rm -rf "$XDG_CACHE_HOME"
 pytest_suite_run "$repo/tests/torch" "$@"

@@ -21,6 +21,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -39,6 +40,8 @@
 #include "trialstat/report/tensorboard_export.hpp"
 #include "trialstat/rules/rule_config.hpp"
 #include "trialstat/stats/log_histogram.hpp"
+#include "trialstat/store/statistics_store.hpp"
+#include "trialstat/store/store_source.hpp"
 #include "trialstat/trial/catalog.hpp"
 
 namespace nb = nanobind;
@@ -107,6 +110,45 @@ class py_catalog {
   }
 
   const trial::catalog& catalog() const { return catalog_; }
+
+  /// The statistics store (issue 26) of this trial's statistics, rules, TensorBoard export and
+  /// report: "auto" (the user's cache folder), "off", or a file. A store that cannot be used is
+  /// a warning on stderr and the trial is read.
+  void set_store(const std::string& choice) {
+    store_.reset();
+    auto path = store::resolve_store_path(choice, catalog_.location());
+    if (!path) {
+      fmt::print(stderr, "warning: {} (the trial is read)\n", path.error_status().message());
+      return;
+    }
+    if (!*path) return;
+    store::store_source_options options;
+    options.path = **path;
+    options.warn = [](const status& s) { fmt::print(stderr, "warning: {}\n", s.message()); };
+    store_ = std::make_unique<store::store_source>(std::move(options));
+  }
+  /// Where statistics come from: the store when set (one run at a time: calls from several
+  /// Python threads take turns), else the plain pipeline.
+  pipeline::statistics_source statistics_source() {
+    if (!store_) return {};
+    return [this](const trial::catalog& trial, const plan::read_plan& plan, const pipeline::pipeline_options& options,
+                  const pipeline::step_callback& on_step) {
+      std::lock_guard lock(store_mutex_);
+      return store_->run(trial, plan, options, on_step);
+    };
+  }
+  /// The store's totals (served, read, written...), or None without a store.
+  nb::object store_summary() const {
+    if (!store_) return nb::none();
+    const store::store_run_summary& s = store_->summary();
+    nb::dict d;
+    d["path"] = store_->path().string();
+    d["served"] = s.served;
+    d["read"] = s.read;
+    d["written"] = s.written;
+    d["bytes_read"] = s.bytes_read;
+    return d;
+  }
 
   std::size_t refresh() { return unwrap(catalog_.refresh()); }
 
@@ -303,6 +345,8 @@ class py_catalog {
 
   trial::catalog catalog_;
   std::unordered_map<trial::file_id, std::unique_ptr<io::object_reader>> readers_;
+  std::unique_ptr<store::store_source> store_;
+  std::mutex store_mutex_;
 };
 
 // ---- statistics as columns ---------------------------------------------------------------
@@ -511,7 +555,8 @@ nb::dict statistics(py_catalog& t, const stats_request& req) {
   pipeline::pipeline_counters counters;
   {
     nb::gil_scoped_release release;
-    auto run = pipeline::run_statistics(t.catalog(), plan, options, [&](const stats::step_statistics& s) {
+    auto run = pipeline::run_statistics_from(t.statistics_source(), t.catalog(), plan, options,
+                                             [&](const stats::step_statistics& s) {
       for (const auto& r : s.records) columns.add(r);
     });
     if (!run) {
@@ -541,7 +586,8 @@ void for_each_step(py_catalog& t, const stats_request& req, nb::callable callbac
   columns.log_histogram = req.log_histogram;
   columns.want_ratio = !req.ratio_tensors.empty();
   std::optional<nb::python_error> failure;
-  auto run = pipeline::run_statistics(t.catalog(), plan, options, [&](const stats::step_statistics& s) {
+  auto run = pipeline::run_statistics_from(t.statistics_source(), t.catalog(), plan, options,
+                                           [&](const stats::step_statistics& s) {
     if (failure) return;
     for (const auto& r : s.records) columns.add(r);
     try {
@@ -582,7 +628,7 @@ nb::list evaluate_rules(py_catalog& t,
   std::vector<pipeline::rule_result> results;
   {
     nb::gil_scoped_release release;
-    auto run = pipeline::evaluate_rules(t.catalog(), invocations, options);
+    auto run = pipeline::evaluate_rules(t.catalog(), invocations, options, t.statistics_source());
     if (!run) {
       nb::gil_scoped_acquire acquire;
       raise(run.error_status());
@@ -631,6 +677,7 @@ nb::dict to_tensorboard(py_catalog& t, const std::string& logdir, const std::vec
   e.regexes = regexes;
   e.overwrite = overwrite;
   e.pipeline = make_options(device, begin, end);
+  e.statistics = t.statistics_source();
   std::vector<std::string> warnings;
   std::optional<result<report::tensorboard_export_summary>> ran;
   {
@@ -658,6 +705,7 @@ nb::tuple write_report(py_catalog& t, const std::string& path, const rule_specs&
   r.pipeline = make_options(device, begin, end);
   r.backend_description = unwrap(frontend::resolve_device(device)).reason;
   r.heatmap_regexes = regexes;
+  r.statistics = t.statistics_source();
   std::vector<pipeline::rule_invocation> invocations = make_invocations(specs);
   std::vector<std::string> warnings;
   std::optional<result<report::html_report_summary>> ran;
@@ -693,6 +741,8 @@ NB_MODULE(_core, m) {
       .def_static("open", &py_catalog::open, "path"_a, "range_begin"_a = nb::none(),
                   "range_end"_a = nb::none())
       .def("refresh", &py_catalog::refresh)
+      .def("set_store", &py_catalog::set_store, "choice"_a)
+      .def("store_summary", &py_catalog::store_summary)
       .def("warnings", &py_catalog::warnings)
       .def_prop_ro("root", [](const py_catalog& t) { return t.catalog().location(); })
       .def("tensor_names", [](const py_catalog& t) {

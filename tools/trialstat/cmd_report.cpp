@@ -26,6 +26,7 @@ struct report_options {
   int max_points = 300;
   int max_heatmap_steps = 120;
   progress_mode progress = progress_mode::automatic;
+  std::string store = "auto";  // --store PATH|auto|off
 };
 
 int run_report(const report_options& o) {
@@ -53,10 +54,13 @@ int run_report(const report_options& o) {
   if (distributed::world().rank() != 0) return 0;
   auto progress = make_progress(o.progress, "report");
   r.pipeline.progress = progress.get();
+  command_statistics statistics(o.store, *opened, /*ranks_share=*/false);  // rank 0 alone
+  r.statistics = statistics.source();
   auto summary = report::write_html_report(*opened, frontend::make_rule_invocations(*configs), r, o.output, [](const status& s) {
     fmt::print(stderr, "warning: {}\n", s.to_string());
   });
   if (!summary) return report_error(summary.error_status());
+  statistics.report();
   fmt::print(stderr, "trialstat: wrote {} ({:.2f} MB: {} tensors, {} heatmaps, {} steps)\n", o.output,
              static_cast<double>(summary->bytes) / 1e6, summary->tensors_plotted, summary->heatmaps,
              summary->steps);
@@ -86,6 +90,7 @@ void add_report_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--heatmap-steps", o->max_heatmap_steps, "Heatmap columns (steps) spread evenly, "
                   "plus the finding steps")->capture_default_str();
   add_device_flags(cmd, &o->device, /*with_pinned_mb=*/false);
+  add_store_option(cmd, &o->store);
   add_progress_flags(cmd, &o->progress);
   add_rule_flags(cmd, &o->rule_names, &o->params, &o->order, [=] { *exit_code = run_report(*o); });
 }

@@ -25,6 +25,7 @@ struct rules_options {
   std::size_t max_findings = 20;
   progress_mode progress = progress_mode::automatic;
   bool strict = false;  // --strict: an unreadable record is an error (exit 2)
+  std::string store = "auto";  // --store PATH|auto|off
 };
 
 int run_rules(const rules_options& o) {
@@ -44,8 +45,10 @@ int run_rules(const rules_options& o) {
   auto progress = make_progress(o.progress, "rules");
   options->progress = progress.get();
   // Under mpirun the ranks compute the statistics together; rank 0 evaluates the rules.
-  auto results = pipeline::evaluate_rules(*opened, invocations, *options, distributed::run_statistics);
+  command_statistics statistics(o.store, *opened);
+  auto results = pipeline::evaluate_rules(*opened, invocations, *options, statistics.source());
   report_transfers(*opened);
+  statistics.report();
   if (!results) return report_error(results.error_status());
   report::write_rule_results(*results, *format, stdout, o.max_findings);
   report_skipped(*results);
@@ -73,6 +76,7 @@ void add_rules_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--strict", o->strict,
                 "A record that cannot be read (cut short, corrupt, file missing) makes the rules "
                 "that needed it Error (exit 2) instead of a warning");
+  add_store_option(cmd, &o->store);
   add_progress_flags(cmd, &o->progress);
   add_rule_flags(cmd, &o->rule_names, &o->params, &o->order, [=] { *exit_code = run_rules(*o); });
 }

@@ -30,6 +30,7 @@ struct stats_options {
   std::string output;     // --output: a file instead of stdout
   progress_mode progress = progress_mode::automatic;
   bool strict = false;    // --strict: a record that cannot be read is an error (exit 2)
+  std::string store = "auto";  // --store PATH|auto|off
 };
 
 int run_stats(const stats_options& o) {
@@ -66,7 +67,8 @@ int run_stats(const stats_options& o) {
   auto writer = report::statistics_writer::create(*format, file ? file.get() : stdout);
   int64_t failed = 0;
   int64_t strings = 0;  // string records: readable, but without numeric statistics
-  auto run = distributed::run_statistics(trial, plan, *options, [&](const stats::step_statistics& step) {
+  command_statistics statistics(o.store, trial);
+  auto run = statistics.source()(trial, plan, *options, [&](const stats::step_statistics& step) {
     writer->write_step(trial, step);
     for (const auto& r : step.records) {
       if (r.type == dtype::string && r.raw_status.code() == error_code::unsupported_dtype) {
@@ -83,6 +85,7 @@ int run_stats(const stats_options& o) {
   });
   writer->finish();
   report_transfers(trial);
+  statistics.report();
   if (file && (std::fflush(file.get()) != 0 || std::ferror(file.get()) != 0)) {
     return report_error(status(error_code::io_error, fmt::format("{}: write failed", o.output)));
   }
@@ -115,6 +118,7 @@ void add_stats_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--output,-o", o->output, "Write to this file instead of standard output");
   cmd->add_flag("--strict", o->strict, "Exit 2 when any record could not be read");
   add_device_flags(cmd, &o->device, /*with_pinned_mb=*/true);
+  add_store_option(cmd, &o->store);
   add_progress_flags(cmd, &o->progress);
   cmd->callback([=] { *exit_code = run_stats(*o); });
 }

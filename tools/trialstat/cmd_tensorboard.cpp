@@ -20,6 +20,7 @@ struct tensorboard_options {
   frontend::device_options device;  // --device, --verify-device, --pinned-mb
   bool overwrite = false;
   progress_mode progress = progress_mode::automatic;
+  std::string store = "auto";  // --store PATH|auto|off
 };
 
 int run_tensorboard(const tensorboard_options& o) {
@@ -38,7 +39,8 @@ int run_tensorboard(const tensorboard_options& o) {
   e.pipeline.progress = progress.get();
   // Under mpirun the ranks compute the statistics together; rank 0 alone writes the logdir.
   distributed::process_world& world = distributed::world();
-  e.statistics = distributed::run_statistics;
+  command_statistics statistics(o.store, *opened);
+  e.statistics = statistics.source();
   e.writes_files = world.rank() == 0;
   auto summary = report::export_tensorboard(*opened, e, [](const status& s) {
     fmt::print(stderr, "warning: {}\n", s.to_string());
@@ -49,6 +51,7 @@ int run_tensorboard(const tensorboard_options& o) {
     return report_error(summary.error_status());
   }
   if (world.rank() != 0) return 0;
+  statistics.report();
   fmt::print(stderr, "trialstat: wrote {} scalars and {} histograms of {} steps into {} run(s) under {}\n",
              summary->scalars, summary->histograms, summary->steps, summary->files.size(), o.logdir);
   if (summary->failed_records > 0) {
@@ -73,6 +76,7 @@ void add_tensorboard_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--overwrite", o->overwrite,
                 "Write into a non-empty logdir, deleting the TensorBoard event files already there");
   add_device_flags(cmd, &o->device, /*with_pinned_mb=*/false);
+  add_store_option(cmd, &o->store);
   add_progress_flags(cmd, &o->progress);
   cmd->callback([=] { *exit_code = run_tensorboard(*o); });
 }

@@ -13,6 +13,8 @@
 #include <memory>
 
 #include "tools/trialstat/commands.hpp"
+#include "trialstat/store/live_writer.hpp"
+#include "trialstat/store/statistics_store.hpp"
 #include "trialstat/live/watch_trial.hpp"
 #include "trialstat/report/rule_report.hpp"
 #include "trialstat/rules/rule_config.hpp"
@@ -40,6 +42,7 @@ struct watch_cli_options {
   bool no_inotify = false;
   std::size_t max_findings = 20;
   bool strict = false;  // --strict: an unreadable record makes the rules that need it Error
+  std::string store = "auto";  // --store PATH|auto|off: rows written as steps complete
 };
 
 volatile std::sig_atomic_t interrupted_flag = 0;
@@ -145,6 +148,22 @@ int run_watch(const watch_cli_options& o) {
   if (o.stop_grace_s) grace_s = *o.stop_grace_s;
   options.stop_signal_grace = std::chrono::seconds(grace_s);
   options.interrupted = [] { return interrupted_flag != 0; };
+  // The statistics store: the rows of each evaluated step, so that `rules` in another process
+  // reads only the steps newer than the watch's (README "Statistics store").
+  std::unique_ptr<store::live_writer> store_writer;
+  if (auto store_path = store::resolve_store_path(o.store, o.trial); !store_path) {
+    fmt::print(stderr, "warning: {} (no rows are written)\n", store_path.error_status().message());
+  } else if (*store_path) {
+    store::store_source_options s;
+    s.path = **store_path;
+    s.backend = options.pipeline.backend;
+    s.warn = [](const status& why) { fmt::print(stderr, "warning: {}\n", why.message()); };
+    if (const char* cap = std::getenv("TRIALSTAT_STORE_MAX_MB"); cap != nullptr && *cap != '\0') {
+      s.max_store_bytes = static_cast<int64_t>(std::strtod(cap, nullptr) * 1048576.0);
+    }
+    store_writer = std::make_unique<store::live_writer>(std::move(s));
+    options.on_step_records = store_writer->observer();
+  }
 
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> events_file(nullptr, &std::fclose);
   if (!o.events.empty() && o.events != "-") {
@@ -224,6 +243,7 @@ void add_watch_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--strict", o->strict,
                 "A record that cannot be read makes the rules that needed it Error (exit 2) "
                 "instead of a warning");
+  add_store_option(cmd, &o->store);
   cmd->add_option("--max-findings", o->max_findings, "Findings listed per rule in the final text table (0 = all)")->capture_default_str();
   add_device_flags(cmd, &o->device, /*with_pinned_mb=*/false);
   cmd->callback([=] {

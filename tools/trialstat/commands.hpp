@@ -33,6 +33,31 @@ void add_tensorboard_command(CLI::App& app, int* exit_code);
 void add_report_command(CLI::App& app, int* exit_code);
 void add_bench_command(CLI::App& app, int* exit_code);
 void add_selftest_command(CLI::App& app, int* exit_code);
+void add_store_command(CLI::App& app, int* exit_code);
+
+/// `--store PATH|auto|off` on `cmd` (default: $TRIALSTAT_STORE, else auto, the user's cache
+/// folder; README "Statistics store").
+void add_store_option(CLI::App* cmd, std::string* choice);
+
+/// The statistics of one command: `distributed::run_statistics` (one process, or the merged
+/// steps of MPI ranks) behind the statistics store unless `--store off`. A store that cannot be
+/// used is a warning and the trial is read. Under mpirun with several ranks, rank 0 writes the
+/// rows of the merged records and nothing is served (every rank reads its share of the trial).
+class command_statistics {
+ public:
+  /// @param ranks_share  the ranks compute the statistics together (`rules`, `stats`,
+  ///   `tensorboard`); false: this process alone (`report`, on rank 0)
+  command_statistics(const std::string& store_choice, const trial::catalog& trial, bool ranks_share = true);
+  ~command_statistics();
+  /// The source to hand to the command (valid while this object lives).
+  [[nodiscard]] pipeline::statistics_source source();
+  /// One line on stderr: what came from the store and what was read (nothing without a store).
+  void report() const;
+
+ private:
+  struct state;
+  std::unique_ptr<state> state_;
+};
 
 /// `--progress` / `--no-progress` on `cmd` (default: progress when stderr is a terminal).
 void add_progress_flags(CLI::App* cmd, progress_mode* mode);

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   trialstat::cli::add_report_command(app, &exit_code);
   trialstat::cli::add_bench_command(app, &exit_code);
   trialstat::cli::add_selftest_command(app, &exit_code);
+  trialstat::cli::add_store_command(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

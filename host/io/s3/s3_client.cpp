@@ -65,6 +65,7 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
   if (line.rfind("HTTP/", 0) == 0) {  // a new response (e.g. after 100 Continue): reset
     t->content_length.reset();
     t->request->object_size.reset();
+    t->request->etag.clear();
     return n;
   }
   const auto colon = line.find(':');
@@ -75,6 +76,8 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
   while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
   if (name == "content-length") {
     t->content_length = parse_uint(value);
+  } else if (name == "etag") {
+    t->request->etag.assign(value);
   } else if (name == "content-range") {  // bytes a-b/total or bytes */total
     const auto slash = value.rfind('/');
     if (slash != std::string_view::npos) t->request->object_size = parse_uint(value.substr(slash + 1));

@@ -56,6 +56,7 @@ struct s3_request {
   long http_status = 0;                 ///< of the last try
   uint64_t received = 0;                ///< body bytes kept (into dest or body)
   std::optional<uint64_t> object_size;  ///< from Content-Range's total, or a 200's Content-Length
+  std::string etag;                     ///< the ETag header (quotes kept), empty when none
   status outcome;                       ///< ok, or why the request failed after its tries
   int attempts = 0;
   void* user = nullptr;                 ///< caller's tag

@@ -56,6 +56,7 @@ struct s3_core {
 
   mutable std::mutex mutex;
   mutable std::unordered_map<std::string, uint64_t> sizes;  // key -> size, from listings / HEADs
+  mutable std::unordered_map<std::string, std::string> etags;  // key -> ETag, from listings
   mutable std::vector<std::shared_ptr<s3_read_ahead_state>> read_aheads;
 
   mutable std::mutex progress_mutex;
@@ -123,6 +124,34 @@ struct s3_core {
     }
     remember_size(key, *r.object_size);
     return std::optional<uint64_t>(*r.object_size);
+  }
+
+  /// The size and ETag the listing gave (the trial as its catalog saw it: no request), else a
+  /// HEAD: nullopt when it does not exist.
+  result<std::optional<object_identity>> identify(std::string_view key) const {
+    {
+      std::lock_guard lock(mutex);
+      const std::string k(key);
+      const auto etag = etags.find(k);
+      const auto size = sizes.find(k);
+      if (etag != etags.end() && size != sizes.end()) {
+        return std::optional<object_identity>(object_identity{size->second, etag->second});
+      }
+    }
+    s3_request r;
+    r.url = client.object_url(bucket_key(key));
+    r.display = display(key);
+    r.head = true;
+    client.run_one(r);
+    if (!r.outcome.ok()) {
+      if (r.outcome.code() == error_code::not_found && r.http_status == 404) return std::optional<object_identity>();
+      return r.outcome;
+    }
+    if (!r.object_size || r.etag.empty()) {
+      return status(error_code::io_error, fmt::format("{}: HEAD gave no Content-Length or ETag", r.display));
+    }
+    remember_size(key, *r.object_size);
+    return std::optional<object_identity>(object_identity{*r.object_size, r.etag});
   }
 
   /// The GET of one coalesced part of `key` into `dest` (at least `part.length_bytes`). A part
@@ -455,6 +484,7 @@ class s3_object_reader final : public object_reader {
     {
       std::lock_guard lock(core_->mutex);
       core_->sizes.erase(key_);
+      core_->etags.erase(key_);
     }
     auto head = core_->head(key_);
     if (!head) return head.error_status();
@@ -607,6 +637,11 @@ class s3_source final : public trial_source {
         if (object.key.size() <= core_->key_prefix.size()) continue;
         std::string key = object.key.substr(core_->key_prefix.size());
         core_->sizes.insert_or_assign(key, object.size_bytes);
+        if (!object.etag.empty()) {
+          core_->etags.insert_or_assign(key, std::move(object.etag));
+        } else {
+          core_->etags.erase(key);
+        }
         out.push_back({std::move(key), object.size_bytes});
       }
     }
@@ -667,6 +702,10 @@ class s3_source final : public trial_source {
 
   [[nodiscard]] result<std::optional<uint64_t>> object_size(std::string_view key) const override {
     return core_->head(key);
+  }
+
+  [[nodiscard]] result<std::optional<object_identity>> identify(std::string_view key) const override {
+    return core_->identify(key);
   }
 
   [[nodiscard]] result<std::unique_ptr<object_reader>> open(std::string_view key) const override {

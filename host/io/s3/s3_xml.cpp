@@ -28,6 +28,7 @@ result<s3_list_page> parse_list_objects_v2(std::string_view xml, std::string_vie
   for (const pugi::xml_node contents : root.children("Contents")) {
     s3_list_page::object object;
     object.key = contents.child_value("Key");
+    object.etag = contents.child_value("ETag");
     const std::string_view size = contents.child_value("Size");
     const auto [end, ec] = std::from_chars(size.data(), size.data() + size.size(), object.size_bytes);
     if (ec != std::errc() || end != size.data() + size.size()) {

@@ -17,6 +17,7 @@ struct s3_list_page {
   struct object {
     std::string key;  ///< full bucket key
     uint64_t size_bytes = 0;
+    std::string etag;  ///< as listed (quotes kept); empty when the listing gives none
   };
   std::vector<object> objects;
   std::vector<std::string> common_prefixes;  ///< with a delimiter: the "folders"

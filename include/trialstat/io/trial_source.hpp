@@ -31,6 +31,18 @@ struct object_info {
   uint64_t size_bytes = 0;
 };
 
+/// @brief What identifies one version of an object, to tell whether bytes read earlier still
+/// describe it (the statistics store, issue 26): its size and `version`, the modification time
+/// in nanoseconds since the epoch for a local file (`st_mtim`, as decimal text), the ETag for an
+/// S3 object (as the server sends it, quotes included). Equal identities mean the same bytes, as
+/// far as the storage can tell (a local rewrite within the file system's mtime granularity that
+/// keeps the size is not seen).
+struct object_identity {
+  uint64_t size_bytes = 0;
+  std::string version;
+  friend bool operator==(const object_identity&, const object_identity&) = default;
+};
+
 /// @brief The byte ranges of one object a reader will ask for next (one `read_ranges` call).
 struct object_read {
   std::string key;
@@ -112,6 +124,13 @@ class trial_source {
 
   /// @brief Size of an object, or nullopt when it does not exist (yet). Errors: io_error.
   [[nodiscard]] virtual result<std::optional<uint64_t>> object_size(std::string_view key) const = 0;
+
+  /// @brief The object's identity (`object_identity`), or nullopt when it does not exist.
+  /// Local: one stat, now. S3: the size and ETag of the object's listing (the trial as its
+  /// catalog listed it; no request), else one HEAD. Errors:
+  /// io_error; invalid_argument from sources that cannot tell (the default), so callers that
+  /// need identities (the statistics store) stay off for them.
+  [[nodiscard]] virtual result<std::optional<object_identity>> identify(std::string_view key) const;
 
   /// @brief Open an object for byte-range reads. Errors: not_found, io_error.
   [[nodiscard]] virtual result<std::unique_ptr<object_reader>> open(std::string_view key) const = 0;

@@ -128,6 +128,9 @@ struct watch_options {
   std::chrono::milliseconds command_timeout{60000};
   /// Checked every poll (e.g. a SIGINT flag); true ends the watch (end_reason::interrupted).
   std::function<bool()> interrupted;
+  /// Told each evaluated step's records (`trialstat watch --store`: rows written as steps
+  /// complete, store/live_writer.hpp); null: nobody.
+  pipeline::step_observer on_step_records;
 };
 
 /// @brief How a watch ended.

@@ -82,6 +82,12 @@ struct session_progress {
   bool replanned = false;               ///< the rules were prepared again (the catalog changed)
 };
 
+/// @brief Told each step's records after the rules evaluated them (the statistics store's live
+/// writer, issue 26): the catalog and plan they were computed from, and the step. Valid only
+/// during the call, as the records are.
+using step_observer =
+    std::function<void(const trial::catalog&, const plan::read_plan&, const stats::step_statistics&)>;
+
 /// @brief Rules evaluated incrementally over one trial, sharing one statistics stream (one read
 /// of each event file for all rules).
 ///
@@ -117,8 +123,10 @@ class rule_session {
   /// @param options  statistics options; `stop_at_unfinished_records` is forced to `live`
   /// @param live     the trial may still be growing (see the class comment)
   /// @param source   not live only: where the steps come from instead of the session's stream
+  /// @param observer told each step after the rules (null: nobody)
   rule_session(const trial::catalog& trial, std::vector<rule_invocation> rules,
-               const pipeline_options& options, bool live = false, statistics_source source = {});
+               const pipeline_options& options, bool live = false, statistics_source source = {},
+               step_observer observer = {});
   ~rule_session();
   rule_session(rule_session&&) noexcept;
   rule_session& operator=(rule_session&&) noexcept;

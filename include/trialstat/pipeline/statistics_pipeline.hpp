@@ -115,6 +115,11 @@ struct pipeline_options {
   /// that cannot be read (`rule_result::skipped`) ends Error at once instead of concluding
   /// without it. Off: the record is reported as skipped and the rule goes on.
   bool strict = false;
+  /// Which entries of the plan's tensors to read (the statistics store, issue 26: the entries
+  /// whose statistics it does not hold). An entry it rejects is not read and gets no record;
+  /// empty = every entry. Called on the reader thread (and the read-ahead's), so it must be
+  /// thread-safe; it must answer the same for an entry every time.
+  std::function<bool(const trial::tensor_entry&)> read_entry;
 };
 
 /// @brief Whether a statistics run visits global step `step`: inside both the plan's and the

@@ -36,6 +36,9 @@ namespace trialstat::report {
 struct html_report_options {
   std::vector<std::string> heatmap_regexes;  ///< `--tensor-regex`: heatmaps for these too
   pipeline::pipeline_options pipeline;       ///< backend, step range, progress
+  /// Where both passes take their statistics (empty: `pipeline::run_statistics`), e.g. the
+  /// statistics store's source (issue 26). Called on this process alone.
+  pipeline::statistics_source statistics;
   std::string backend_description;           ///< e.g. "cpu: built without CUDA" (shown as is)
   int max_points = 300;                      ///< curve points kept evenly (see the file comment)
   int max_heatmap_steps = 120;               ///< most heatmap columns (see the file comment)

@@ -229,7 +229,7 @@ class Trial:
 
     def __init__(self, path, name=None, range_steps=None, cache=False, check=False,
                  parallel=True, index_mode=True, int8_as_uint8=False,
-                 wait_for_collections=True, wait_timeout=None):
+                 wait_for_collections=True, wait_timeout=None, store=None):
         path = path.strip()
         # s3://bucket/prefix is read where it lives (AWS settings from the environment).
         self.path = path if path.startswith("s3://") else os.path.expanduser(path)
@@ -253,6 +253,10 @@ class Trial:
         self.logger = logger  # smdebug's Rule and RequiredTensors log through trial.logger
         self.wait_timeout = wait_timeout if wait_timeout is not None else _default_timeout()
         self._core = _core_call(_core.Catalog.open, self.path, begin, end)
+        # The statistics store (README "Statistics store"): "auto" (default: TRIALSTAT_STORE,
+        # else auto), "off", or a file path.
+        self.store = store if store is not None else (os.environ.get("TRIALSTAT_STORE") or "auto")
+        self._core.set_store(os.fspath(self.store))
         self._generation = 0
         self._tensors = {}
         self._value_cache = {}
@@ -534,6 +538,13 @@ class Trial:
                 members |= self._in_collection(self.collections()[c], [names[i] for i in ids])
         return [i for i in ids if names[i] in members]
 
+    def store_summary(self):
+        """What the statistics store did for this trial so far: a dict with ``path``, ``served``
+        (records read from the store), ``read`` (records read from the event files),
+        ``written`` (rows written) and ``bytes_read`` (event-file bytes); None with
+        ``store="off"``."""
+        return self._core.store_summary()
+
     def to_tensorboard(self, logdir, collection=None, regex=None, steps=None, overwrite=False,
                        device="auto"):
         """TensorBoard event files of this trial's statistics (trialstat.visual.to_tensorboard,
@@ -724,6 +735,10 @@ def create_trial(path, name=None, profiler=False, output_dir=None, **kwargs):
     ``range_steps=(begin, end)``, ``cache``, ``check``, ``parallel``, ``index_mode`` (smdebug's),
     ``int8_as_uint8`` (read int8 as smdebug does), ``wait_for_collections`` (default True: wait
     until a collections file exists, as smdebug; one that lists no collections will do),
+    ``store`` (the statistics store: ``"auto"``, the default — a SQLite file under
+    ``$XDG_CACHE_HOME/trialstat/`` keyed by the trial's location —, ``"off"``, or a file path;
+    statistics, rules, reports and TensorBoard exports then read what it holds instead of the
+    event files, README "Statistics store"),
     ``wait_timeout`` (seconds: bound every wait of this trial, raising WaitTimeout; default
     TRIALSTAT_WAIT_TIMEOUT or no bound — waits log what they wait for and Ctrl-C stops them).
     A local path gives a :class:`LocalTrial`."""

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "host/store/record_identity.hpp"
+
+#include <fmt/format.h>
+
+#include "trialstat/plan/read_plan.hpp"
+
+namespace trialstat::store::detail {
+
+status identity_cache::probe() {
+  for (const trial::tensor_entry& entry : trial_.entries()) {
+    if (!entry.raw && entry.reductions.empty()) continue;
+    const trial::file_id file = entry.raw ? entry.raw->event_file : entry.reductions.front().location.event_file;
+    auto known = trial_.source().identify(trial_.event_file_key(file));
+    if (!known && known.error_status().code() == error_code::invalid_argument) return known.error_status();
+    files_.emplace(file, known ? *known : std::nullopt);
+    return status::success();
+  }
+  return status::success();
+}
+
+std::optional<row_identity> identity_cache::of(const trial::tensor_entry& entry,
+                                               const stats::statistics_request& request) {
+  row_identity out;
+  std::optional<trial::file_id> file;
+  plan::for_each_needed_record(entry, request, [&](const trial::record_location& at) {
+    if (!out.ranges.empty()) out.ranges.push_back(';');
+    fmt::format_to(std::back_inserter(out.ranges), "{}+{}", at.start_bytes, at.length_bytes);
+    file = at.event_file;
+  });
+  if (!file) return std::nullopt;
+  auto it = files_.find(*file);
+  if (it == files_.end()) {
+    auto known = trial_.source().identify(trial_.event_file_key(*file));
+    it = files_.emplace(*file, known ? *known : std::nullopt).first;
+  }
+  if (!it->second) return std::nullopt;
+  out.event_file = std::string(trial_.event_file_key(*file));
+  out.file_size_bytes = it->second->size_bytes;
+  out.file_version = it->second->version;
+  return out;
+}
+
+std::string fingerprint(const row_identity& identity) {
+  return fmt::format("{}:{}:{}:{}", identity.event_file, identity.ranges, identity.file_size_bytes,
+                     identity.file_version);
+}
+
+std::string previous_fingerprint(int64_t step, std::string_view fingerprint) {
+  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64 of the identity: 16 hex digits per step
+  for (const char c : fingerprint) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ULL;
+  }
+  return fmt::format("{}:{:016x}", step, hash);
+}
+
+}  // namespace trialstat::store::detail

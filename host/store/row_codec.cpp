@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+// What a row is keyed by (the request signature) and how its record blob is packed.
+#include <fmt/format.h>
+
+#include "trialstat/config.hpp"
+#include "trialstat/store/statistics_store.hpp"
+
+namespace trialstat::store {
+
+std::string request_signature(const stats::statistics_request& request, stats::backend backend) {
+  stats::statistics_request r = request;
+  r.normalise();
+  // "s1": the signature's version, raised when a request field or the record codec's layout
+  // changes (rows of the old layout then never match); the trialstat version too, so a new
+  // release never decodes an older one's blobs.
+  std::string out = fmt::format("s1;" TRIALSTAT_VERSION ";{};m{};h{};l{};d{};r{};k{}{};w{}", backend == stats::backend::cuda ? "cuda" : "cpu",
+                                int{r.moments}, r.histogram_bins, int{r.log_histogram}, r.history_depth,
+                                int{r.saved_reductions}, int{r.keep_values}, int{r.keep_strings},
+                                int{r.wall_time});
+  for (const auto& a : r.allclose) fmt::format_to(std::back_inserter(out), ";a{}/{}/{}", a.rtol, a.atol, int{a.equal_nan});
+  for (const auto& p : r.axis0) {
+    fmt::format_to(std::back_inserter(out), ";x{}/{}/{}", static_cast<int>(p.what), p.lo, p.hi);
+  }
+  for (const double q : r.percentiles) fmt::format_to(std::back_inserter(out), ";p{}", q);
+  for (const double v : r.equal_values) fmt::format_to(std::back_inserter(out), ";e{}", v);
+  for (const int64_t axis : r.channel_axes) fmt::format_to(std::back_inserter(out), ";c{}", axis);
+  return out;
+}
+
+bool request_storable(const stats::statistics_request& request) noexcept { return !request.keep_values; }
+
+std::vector<std::byte> pack_record(std::span<const std::byte> raw) {
+  std::vector<std::byte> out;
+  out.reserve(raw.size() / 2 + 16);
+  for (std::size_t i = 0; i < raw.size();) {
+    if (raw[i] != std::byte{0}) {
+      out.push_back(raw[i++]);
+      continue;
+    }
+    std::size_t run = 1;
+    while (i + run < raw.size() && raw[i + run] == std::byte{0}) ++run;
+    out.push_back(std::byte{0});
+    uint64_t more = run - 1;  // LEB128
+    do {
+      auto b = static_cast<uint8_t>(more & 0x7f);
+      more >>= 7;
+      if (more != 0) b |= 0x80;
+      out.push_back(std::byte{b});
+    } while (more != 0);
+    i += run;
+  }
+  return out;
+}
+
+status unpack_record(std::span<const std::byte> packed, std::vector<std::byte>& raw) {
+  raw.clear();
+  constexpr uint64_t max_bytes = uint64_t{1} << 32;  // a record is kilobytes; refuse nonsense
+  for (std::size_t i = 0; i < packed.size();) {
+    if (packed[i] != std::byte{0}) {
+      raw.push_back(packed[i++]);
+      continue;
+    }
+    ++i;
+    uint64_t more = 0;
+    int shift = 0;
+    bool ended = false;
+    while (i < packed.size() && shift < 64) {
+      const auto b = static_cast<uint8_t>(packed[i++]);
+      more |= static_cast<uint64_t>(b & 0x7f) << shift;
+      shift += 7;
+      if ((b & 0x80) == 0) {
+        ended = true;
+        break;
+      }
+    }
+    if (!ended || more >= max_bytes - raw.size()) {
+      return status(error_code::data_loss, fmt::format("record blob: bad zero run at byte {}", i));
+    }
+    raw.insert(raw.end(), static_cast<std::size_t>(more) + 1, std::byte{0});
+  }
+  return status::success();
+}
+
+}  // namespace trialstat::store

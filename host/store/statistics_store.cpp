@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: Apache-2.0
+// The store's database: open (create, check it is ours, migrate), read rows of a step range,
+// write rows in one transaction, count them. Every SQLite failure becomes a status naming the
+// file; nothing here throws.
+#include "trialstat/store/statistics_store.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "trialstat/config.hpp"
+#include "trialstat/io/crc32c.hpp"
+
+namespace trialstat::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Schema version 1 (README "Statistics store"). A later version adds a migration step in
+/// `migrate` and raises `schema_version`.
+constexpr const char* schema_v1 = R"sql(
+CREATE TABLE IF NOT EXISTS store_meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS records (
+  tensor        TEXT    NOT NULL,
+  step          INTEGER NOT NULL,
+  worker        TEXT    NOT NULL,
+  request       TEXT    NOT NULL,
+  mode          INTEGER NOT NULL,
+  mode_step     INTEGER NOT NULL,
+  event_file    TEXT    NOT NULL,
+  ranges        TEXT    NOT NULL,
+  file_size     INTEGER NOT NULL,
+  file_version  TEXT    NOT NULL,
+  previous      TEXT    NOT NULL,
+  dtype         TEXT,
+  num_elements  INTEGER,
+  count         INTEGER,
+  nan_count     INTEGER,
+  pos_inf_count INTEGER,
+  neg_inf_count INTEGER,
+  zero_count    INTEGER,
+  min           REAL,
+  max           REAL,
+  mean          REAL,
+  variance      REAL,
+  sum           REAL,
+  sum_abs       REAL,
+  sum_squares   REAL,
+  max_abs       REAL,
+  update_previous_step        INTEGER,
+  update_diff_sum_squares     REAL,
+  update_previous_sum_squares REAL,
+  histogram_bins   INTEGER NOT NULL,
+  log_histogram    INTEGER NOT NULL,
+  saved_reductions INTEGER NOT NULL,
+  record_checksum  INTEGER NOT NULL,
+  record           BLOB    NOT NULL,
+  PRIMARY KEY (tensor, step, worker, request)
+) WITHOUT ROWID;
+)sql";
+// No secondary index: the primary key serves the lookups rules make (a tensor's steps, one
+// (tensor, step, worker)), a run reads its step range in one sequential scan, and every index
+// costs each insert (two indexes on step and mode made writing ~60% dearer).
+
+/// A prepared statement, finalised when it goes.
+class statement {
+ public:
+  statement() = default;
+  statement(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  statement(statement&& o) noexcept : stmt_(std::exchange(o.stmt_, nullptr)), rc_(o.rc_) {}
+  statement& operator=(statement&& o) noexcept {
+    std::swap(stmt_, o.stmt_);
+    rc_ = o.rc_;
+    return *this;
+  }
+  ~statement() { sqlite3_finalize(stmt_); }
+  [[nodiscard]] bool ok() const noexcept { return rc_ == SQLITE_OK && stmt_ != nullptr; }
+  [[nodiscard]] int rc() const noexcept { return rc_; }
+  sqlite3_stmt* get() const noexcept { return stmt_; }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_ = SQLITE_ERROR;
+};
+
+std::string_view text_column(sqlite3_stmt* s, int i) {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, i));
+  return p == nullptr ? std::string_view() : std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(s, i)));
+}
+
+/// A SQLite result code as a status: a full disk, a read-only file or a lock stay io_error (the
+/// store is fine, the machine is not); a damaged or foreign file is data_loss.
+status sqlite_status(sqlite3* db, int rc, const fs::path& path, std::string_view what) {
+  const int primary = rc & 0xff;
+  const error_code code = primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB ? error_code::data_loss
+                                                                               : error_code::io_error;
+  const char* message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  return status(code, fmt::format("statistics store {}: {}: {}", path.string(), what, message));
+}
+
+}  // namespace
+
+struct statistics_store::state {
+  fs::path path;
+  sqlite3* db = nullptr;
+  statement insert;
+  ~state() { sqlite3_close_v2(db); }
+
+  status exec(const char* sql, std::string_view what) {
+    char* error = nullptr;
+    const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &error);
+    sqlite3_free(error);
+    return rc == SQLITE_OK ? status::success() : sqlite_status(db, rc, path, what);
+  }
+  /// The one integer a query gives (PRAGMA x, COUNT(*)).
+  result<int64_t> integer(const char* sql, std::string_view what) {
+    statement s(db, sql);
+    if (!s.ok()) return sqlite_status(db, s.rc(), path, what);
+    const int rc = sqlite3_step(s.get());
+    if (rc == SQLITE_ROW) return static_cast<int64_t>(sqlite3_column_int64(s.get(), 0));
+    if (rc == SQLITE_DONE) return int64_t{0};
+    return sqlite_status(db, rc, path, what);
+  }
+  result<std::optional<std::string>> meta(const char* key) {
+    statement s(db, "SELECT value FROM store_meta WHERE key = ?1");
+    if (!s.ok()) return sqlite_status(db, s.rc(), path, "reading store_meta");
+    sqlite3_bind_text(s.get(), 1, key, -1, SQLITE_STATIC);
+    const int rc = sqlite3_step(s.get());
+    if (rc == SQLITE_ROW) return std::optional<std::string>(std::string(text_column(s.get(), 0)));
+    if (rc == SQLITE_DONE) return std::optional<std::string>();
+    return sqlite_status(db, rc, path, "reading store_meta");
+  }
+
+  /// What the file is: ours (its version), empty (0), or someone else's (an error).
+  result<int> version() {
+    auto app = integer("PRAGMA application_id", "reading its header");
+    if (!app) return app.error_status();
+    auto user = integer("PRAGMA user_version", "reading its header");
+    if (!user) return user.error_status();
+    if (*app == application_id) return static_cast<int>(*user);
+    auto tables = integer("SELECT COUNT(*) FROM sqlite_schema", "reading its schema");
+    if (!tables) return tables.error_status();
+    if (*app == 0 && *user == 0 && *tables == 0) return 0;  // a new (or empty) file
+    return status(error_code::invalid_argument,
+                  fmt::format("statistics store {}: a SQLite database that is not a trialstat store "
+                              "(application_id {:#x}); it is left alone",
+                              path.string(), static_cast<uint32_t>(*app)));
+  }
+
+  /// Bring an empty or older store to `schema_version` in one transaction.
+  status migrate(int from, std::string_view trial_location) {
+    TRIALSTAT_RETURN_IF_ERROR(exec("BEGIN IMMEDIATE", "starting the schema transaction"));
+    // Another process may have created it meanwhile: look again under the write lock.
+    auto now = version();
+    status done = now ? status::success() : now.error_status();
+    if (done.ok() && *now < schema_version) {
+      (void)from;  // version 1 is the first: every older store is an empty file
+      done = exec(schema_v1, "creating the schema");
+      if (done.ok()) {
+        done = exec(fmt::format("PRAGMA application_id = {}; PRAGMA user_version = {};", application_id,
+                                schema_version).c_str(),
+                    "setting its version");
+      }
+      if (done.ok()) {
+        statement s(db, "INSERT OR REPLACE INTO store_meta(key, value) VALUES ('trial', ?1), "
+                        "('created_by', 'trialstat " TRIALSTAT_VERSION "')");
+        if (!s.ok()) {
+          done = sqlite_status(db, s.rc(), path, "writing store_meta");
+        } else {
+          sqlite3_bind_text(s.get(), 1, trial_location.data(), static_cast<int>(trial_location.size()),
+                            SQLITE_TRANSIENT);
+          const int rc = sqlite3_step(s.get());
+          if (rc != SQLITE_DONE) done = sqlite_status(db, rc, path, "writing store_meta");
+        }
+      }
+    }
+    if (!done.ok()) {
+      (void)exec("ROLLBACK", "rolling back");
+      return done;
+    }
+    return exec("COMMIT", "committing the schema");
+  }
+};
+
+statistics_store::statistics_store(std::unique_ptr<state> s) : state_(std::move(s)) {}
+statistics_store::statistics_store(statistics_store&&) noexcept = default;
+statistics_store& statistics_store::operator=(statistics_store&&) noexcept = default;
+statistics_store::~statistics_store() = default;
+const fs::path& statistics_store::path() const noexcept { return state_->path; }
+
+namespace {
+
+result<std::unique_ptr<statistics_store::state>> connect(const fs::path& path, int flags) {
+  auto s = std::make_unique<statistics_store::state>();
+  s->path = path;
+  const int rc = sqlite3_open_v2(path.c_str(), &s->db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    status failed = sqlite_status(s->db, rc, path, "cannot open");
+    return failed;
+  }
+  sqlite3_extended_result_codes(s->db, 1);
+  sqlite3_busy_timeout(s->db, statistics_store::busy_timeout_ms);
+  return s;
+}
+
+}  // namespace
+
+result<statistics_store> statistics_store::open(const fs::path& path, std::string_view trial_location,
+                                                int64_t max_bytes) {
+  std::error_code ec;
+  if (path.has_parent_path()) {
+    fs::create_directories(path.parent_path(), ec);
+    if (ec) {
+      return status(error_code::io_error, fmt::format("statistics store {}: cannot create its folder: {}",
+                                                      path.string(), ec.message()));
+    }
+  }
+  auto connected = connect(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+  if (!connected) return connected.error_status();
+  auto s = std::move(*connected);
+  auto version = s->version();
+  if (!version) return version.error_status();
+  if (*version > schema_version) {
+    return status(error_code::invalid_argument,
+                  fmt::format("statistics store {}: schema version {} is newer than this trialstat's ({}); "
+                              "it is left alone",
+                              path.string(), *version, schema_version));
+  }
+  // A new file: 16 KiB pages (rows of a few hundred bytes; fewer, larger reads when a run scans
+  // its steps). Only takes effect before the first table exists and before WAL.
+  if (*version == 0) (void)s->exec("PRAGMA page_size = 16384", "setting the page size");
+  // Reads through a mapping of the file (no pread per page); SQLite falls back to reads where
+  // the OS cannot map.
+  (void)s->exec("PRAGMA mmap_size = 268435456", "mapping the file");
+  // WAL: readers never block the writer and a killed writer leaves the last commit intact.
+  // A store on a file system without shared memory keeps its rollback journal (still atomic).
+  (void)s->exec("PRAGMA journal_mode = WAL", "setting WAL");
+  TRIALSTAT_RETURN_IF_ERROR(s->exec("PRAGMA synchronous = NORMAL", "setting synchronous"));
+  if (*version < schema_version) TRIALSTAT_RETURN_IF_ERROR(s->migrate(*version, trial_location));
+  if (max_bytes > 0) {
+    auto page = s->integer("PRAGMA page_size", "reading its page size");
+    if (!page) return page.error_status();
+    const int64_t pages = std::max<int64_t>(1, max_bytes / std::max<int64_t>(1, *page));
+    TRIALSTAT_RETURN_IF_ERROR(s->exec(fmt::format("PRAGMA max_page_count = {}", pages).c_str(), "capping its size"));
+  }
+  auto trial = s->meta("trial");
+  if (!trial) return trial.error_status();
+  if (!*trial || **trial != trial_location) {
+    return status(error_code::invalid_argument,
+                  fmt::format("statistics store {}: made for the trial {}, not {}; it is left alone",
+                              path.string(), trial->value_or("(unknown)"), trial_location));
+  }
+  return statistics_store(std::move(s));
+}
+
+result<statistics_store> statistics_store::open_existing(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    return status(error_code::not_found, fmt::format("statistics store {}: no such file", path.string()));
+  }
+  auto connected = connect(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+  if (!connected) return connected.error_status();
+  auto s = std::move(*connected);
+  auto version = s->version();
+  if (!version) return version.error_status();
+  if (*version != schema_version) {
+    return status(error_code::invalid_argument,
+                  fmt::format("statistics store {}: schema version {}, this trialstat reads {}", path.string(),
+                              *version, schema_version));
+  }
+  return statistics_store(std::move(s));
+}
+
+status statistics_store::read_row_views(int64_t step_begin, int64_t step_end,
+                                        const std::function<void(const row_view&)>& on_row, int64_t* damaged) {
+  state& s = *state_;
+  // "+step": a sequential scan of the table rather than the step index and a primary-key lookup
+  // per row (a run reads the rows of most steps of its trial).
+  statement q(s.db,
+              "SELECT tensor, step, worker, request, mode, mode_step, event_file, ranges, file_size, "
+              "file_version, previous, record_checksum, record FROM records WHERE +step BETWEEN ?1 AND ?2");
+  if (!q.ok()) return sqlite_status(s.db, q.rc(), s.path, "reading rows");
+  sqlite3_bind_int64(q.get(), 1, step_begin);
+  sqlite3_bind_int64(q.get(), 2, step_end);
+  int rc = SQLITE_OK;
+  while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
+    sqlite3_stmt* r = q.get();
+    row_view row;
+    const auto* blob = static_cast<const std::byte*>(sqlite3_column_blob(r, 12));
+    row.record = {blob, static_cast<std::size_t>(sqlite3_column_bytes(r, 12))};
+    const auto checksum = static_cast<uint32_t>(sqlite3_column_int64(r, 11));
+    if (io::crc32c(row.record) != checksum) {  // a damaged row is never used
+      if (damaged != nullptr) ++*damaged;
+      continue;
+    }
+    row.tensor = text_column(r, 0);
+    row.step = sqlite3_column_int64(r, 1);
+    row.worker = text_column(r, 2);
+    row.request = text_column(r, 3);
+    row.mode = sqlite3_column_int(r, 4);
+    row.mode_step = sqlite3_column_int64(r, 5);
+    row.event_file = text_column(r, 6);
+    row.ranges = text_column(r, 7);
+    row.file_size_bytes = static_cast<uint64_t>(sqlite3_column_int64(r, 8));
+    row.file_version = text_column(r, 9);
+    row.previous = text_column(r, 10);
+    on_row(row);
+  }
+  if (rc != SQLITE_DONE) return sqlite_status(s.db, rc, s.path, "reading rows");
+  return status::success();
+}
+
+status statistics_store::read_rows(int64_t step_begin, int64_t step_end,
+                                   const std::function<void(stored_row&&)>& on_row, int64_t* damaged) {
+  return read_row_views(step_begin, step_end, [&](const row_view& v) {
+    stored_row row;
+    row.tensor = v.tensor;
+    row.step = v.step;
+    row.worker = v.worker;
+    row.request = v.request;
+    row.mode = v.mode;
+    row.mode_step = v.mode_step;
+    row.identity = {std::string(v.event_file), std::string(v.ranges), v.file_size_bytes, std::string(v.file_version),
+                    std::string(v.previous)};
+    row.record.assign(v.record.begin(), v.record.end());
+    on_row(std::move(row));
+  }, damaged);
+}
+
+status statistics_store::write_rows(std::span<const stored_row> rows) {
+  state& s = *state_;
+  if (rows.empty()) return status::success();
+  if (!s.insert.ok()) {
+    s.insert = statement(
+        s.db,
+        "INSERT OR REPLACE INTO records (tensor, step, worker, request, mode, mode_step, event_file, ranges, "
+        "file_size, file_version, previous, dtype, num_elements, count, nan_count, pos_inf_count, "
+        "neg_inf_count, zero_count, min, max, mean, variance, sum, sum_abs, sum_squares, max_abs, "
+        "update_previous_step, update_diff_sum_squares, update_previous_sum_squares, histogram_bins, "
+        "log_histogram, saved_reductions, record_checksum, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+        "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, "
+        "?28, ?29, ?30, ?31, ?32, ?33, ?34)");
+    if (!s.insert.ok()) return sqlite_status(s.db, s.insert.rc(), s.path, "preparing the insert");
+  }
+  TRIALSTAT_RETURN_IF_ERROR(s.exec("BEGIN IMMEDIATE", "starting a write"));
+  sqlite3_stmt* w = s.insert.get();
+  const auto text = [&](int i, std::string_view v) {
+    sqlite3_bind_text(w, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+  };
+  // NaN binds as NULL in SQLite; ±Inf stay REAL.
+  const auto real = [&](int i, double v) {
+    if (std::isnan(v)) {
+      sqlite3_bind_null(w, i);
+    } else {
+      sqlite3_bind_double(w, i, v);
+    }
+  };
+  status failure;
+  for (const stored_row& row : rows) {
+    sqlite3_reset(w);
+    sqlite3_clear_bindings(w);
+    text(1, row.tensor);
+    sqlite3_bind_int64(w, 2, row.step);
+    text(3, row.worker);
+    text(4, row.request);
+    sqlite3_bind_int(w, 5, row.mode);
+    sqlite3_bind_int64(w, 6, row.mode_step);
+    text(7, row.identity.event_file);
+    text(8, row.identity.ranges);
+    sqlite3_bind_int64(w, 9, static_cast<int64_t>(row.identity.file_size_bytes));
+    text(10, row.identity.file_version);
+    text(11, row.identity.previous);
+    const row_columns& c = row.columns;
+    if (!c.dtype.empty()) text(12, c.dtype);
+    sqlite3_bind_int64(w, 13, c.num_elements);
+    if (c.moments) {
+      const stats::moments& m = *c.moments;
+      sqlite3_bind_int64(w, 14, m.count);
+      sqlite3_bind_int64(w, 15, m.nan_count);
+      sqlite3_bind_int64(w, 16, m.pos_inf_count);
+      sqlite3_bind_int64(w, 17, m.neg_inf_count);
+      sqlite3_bind_int64(w, 18, m.zero_count);
+      if (m.has_finite()) {
+        real(19, m.min);
+        real(20, m.max);
+        real(21, m.mean);
+        real(22, m.variance());
+      }
+      real(23, m.sum);
+      real(24, m.sum_abs);
+      real(25, m.sum_squares);
+      real(26, m.max_abs);
+    }
+    if (c.update) {
+      sqlite3_bind_int64(w, 27, c.update_previous_step);
+      real(28, c.update->diff_sum_squares);
+      real(29, c.update->previous_sum_squares);
+    }
+    sqlite3_bind_int(w, 30, c.histogram_bins);
+    sqlite3_bind_int(w, 31, c.log_histogram ? 1 : 0);
+    sqlite3_bind_int64(w, 32, c.saved_reductions);
+    sqlite3_bind_int64(w, 33, static_cast<int64_t>(io::crc32c(row.record)));
+    sqlite3_bind_blob(w, 34, row.record.data(), static_cast<int>(row.record.size()), SQLITE_STATIC);
+    const int rc = sqlite3_step(w);
+    if (rc != SQLITE_DONE) {
+      failure = sqlite_status(s.db, rc, s.path, "writing rows");
+      break;
+    }
+  }
+  sqlite3_reset(w);
+  sqlite3_clear_bindings(w);
+  if (failure.ok()) failure = s.exec("COMMIT", "committing rows");
+  if (!failure.ok()) (void)s.exec("ROLLBACK", "rolling back");
+  return failure;
+}
+
+result<store_info> statistics_store::info() {
+  state& s = *state_;
+  store_info out;
+  const std::pair<int64_t*, const char*> counts[] = {
+      {&out.rows, "SELECT COUNT(*) FROM records"},
+      {&out.tensors, "SELECT COUNT(DISTINCT tensor) FROM records"},
+      {&out.steps, "SELECT COUNT(DISTINCT step) FROM records"},
+      {&out.workers, "SELECT COUNT(DISTINCT worker) FROM records"},
+      {&out.requests, "SELECT COUNT(DISTINCT request) FROM records"},
+  };
+  for (const auto& [field, sql] : counts) {
+    auto n = s.integer(sql, "counting rows");
+    if (!n) return n.error_status();
+    *field = *n;
+  }
+  auto version = s.integer("PRAGMA user_version", "reading its version");
+  if (!version) return version.error_status();
+  out.version = static_cast<int>(*version);
+  auto trial = s.meta("trial");
+  if (!trial) return trial.error_status();
+  out.trial = trial->value_or("");
+  std::error_code ec;
+  for (const char* suffix : {"", "-wal"}) {
+    const auto size = fs::file_size(fs::path(s.path.string() + suffix), ec);
+    if (!ec) out.file_bytes += static_cast<int64_t>(size);
+  }
+  return out;
+}
+
+status remove_store(const fs::path& path) {
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    std::error_code ec;
+    fs::remove(fs::path(path.string() + suffix), ec);
+    if (ec) {
+      return status(error_code::io_error,
+                    fmt::format("statistics store {}: cannot remove {}{}: {}", path.string(), path.string(), suffix,
+                                ec.message()));
+    }
+  }
+  return status::success();
+}
+
+}  // namespace trialstat::store

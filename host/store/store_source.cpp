@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: Apache-2.0
+// The store-backed statistics source: plan which records come from the store and which are
+// read (record_identity.hpp says whether a row still describes its record), run the inner source
+// on the rest, merge each step's records back into the plain run's order, write new rows.
+#include "trialstat/store/store_source.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "host/store/record_identity.hpp"
+#include "host/store/row_builder.hpp"
+#include "trialstat/stats/record_codec.hpp"
+#include "trialstat/store/statistics_store.hpp"
+
+namespace trialstat::store {
+namespace {
+
+/// (step, tensor, worker) of one catalog entry.
+struct entry_key {
+  int64_t step = 0;
+  trial::tensor_id tensor = 0;
+  trial::worker_id worker = 0;
+  friend bool operator==(const entry_key&, const entry_key&) = default;
+};
+struct entry_key_hash {
+  std::size_t operator()(const entry_key& k) const noexcept {
+    uint64_t h = static_cast<uint64_t>(k.step) * 0x9e3779b97f4a7c15ULL;
+    h ^= (static_cast<uint64_t>(k.tensor) << 32 | k.worker) + 0x7f4a7c159e3779b9ULL + (h << 6) + (h >> 2);
+    return static_cast<std::size_t>(h);
+  }
+};
+
+/// A record the store serves in this run, kept packed until its step is emitted (a run holds
+/// its rows' packed bytes, not decoded records: a log histogram alone decodes to 12 KiB);
+/// `also_read`: read anyway, for the pairwise history of a later record that must be read (the
+/// stored record is still the one emitted); `keep_previous`: comparisons to keep (the run's
+/// range starts after the older ones).
+struct served_record {
+  std::vector<std::byte> packed;
+  std::size_t keep_previous = 0;
+  bool also_read = false;
+};
+
+/// The stored record of `entry` at `step`, as the step reader fills one in this catalog.
+stats::statistics_record decode_served(const served_record& served, const trial::tensor_entry& entry,
+                                       const stats::step_statistics& step, std::vector<std::byte>& raw) {
+  stats::statistics_record record;
+  std::size_t at = 0;
+  // Decoded once already when the run was planned: the bytes are the same.
+  (void)unpack_record(served.packed, raw);
+  (void)stats::read_record(raw, at, record);
+  if (record.previous.size() > served.keep_previous) record.previous.resize(served.keep_previous);
+  record.tensor = entry.tensor;
+  record.worker = entry.worker;
+  record.step = step.step;
+  record.mode = step.mode;
+  record.mode_step = step.mode_step;
+  return record;
+}
+
+/// Thrown out of a step callback (and the pipeline, which joins its reader thread on the way) to
+/// finish a run without the store after `step`.
+struct restart_after {
+  int64_t step = 0;
+};
+
+/// The whole run from the store: every visited step (as the pipeline visits them, records or
+/// not) through `emit` with no records read; the counters a plain run reports, bytes aside.
+template <typename Emit>
+pipeline::pipeline_counters emit_all(const std::vector<const trial::step_info*>& visits, progress_reporter* progress,
+                                     Emit& emit) {
+  pipeline::pipeline_counters counters;
+  if (progress != nullptr) progress->begin(static_cast<int64_t>(visits.size()), 0);
+  for (const trial::step_info* info : visits) {
+    emit(stats::step_statistics{info->step, info->mode, info->mode_step, {}});
+    counters.steps += 1;
+    if (progress != nullptr) progress->advance(1, 0);
+  }
+  if (progress != nullptr) progress->end();
+  return counters;
+}
+
+}  // namespace
+
+struct store_source::state {
+  store_source_options options;
+  pipeline::statistics_source inner;
+  store_run_summary summary;
+  std::optional<statistics_store> db;
+  bool unusable = false;      // warned once: later runs go straight to the inner source
+  std::atomic<bool> write_failed = false;  // warned once: rows are no longer written
+  std::vector<stored_row> pending;
+  std::vector<std::byte> scratch;
+  std::vector<std::byte> raw;  // a served record's unpacked bytes (emit)
+  /// Rows are written on a thread of their own while the run computes the next steps (SQLite's
+  /// inserts would otherwise delay every 64th step); `finish_writes` waits for it. The
+  /// connection is used by that thread alone while it runs.
+  std::thread writer;
+  std::mutex queue_mutex;
+  std::condition_variable queue_ready;
+  std::deque<std::vector<stored_row>> queue;
+  bool queue_closed = false;
+  std::atomic<int64_t> written_rows = 0;
+
+  void warn(const status& s) const {
+    if (options.warn) options.warn(s);
+  }
+  void give_up(const status& why) {
+    warn(why);
+    unusable = true;
+    db.reset();
+  }
+  void write_loop() {
+    for (;;) {
+      std::vector<stored_row> rows;
+      {
+        std::unique_lock lock(queue_mutex);
+        queue_ready.wait(lock, [&] { return !queue.empty() || queue_closed; });
+        if (queue.empty()) return;
+        rows = std::move(queue.front());
+        queue.pop_front();
+      }
+      if (write_failed) continue;
+      status written = db->write_rows(rows);
+      if (written.ok()) {
+        written_rows += static_cast<int64_t>(rows.size());
+      } else {
+        write_failed = true;
+        warn(status(written.code(), written.message() + " (rows are no longer written; the results are not affected)"));
+      }
+    }
+  }
+  /// Hand the pending rows to the writer thread (started at the first batch).
+  void flush() {
+    if (pending.empty() || !db || write_failed) {
+      pending.clear();
+      return;
+    }
+    if (!writer.joinable()) {
+      queue_closed = false;
+      writer = std::thread([this] { write_loop(); });
+    }
+    {
+      std::lock_guard lock(queue_mutex);
+      queue.push_back(std::move(pending));
+    }
+    queue_ready.notify_one();
+    pending = {};
+  }
+  /// Wait until every handed-over row is written (or failed).
+  void finish_writes() {
+    if (!writer.joinable()) return;
+    {
+      std::lock_guard lock(queue_mutex);
+      queue_closed = true;
+    }
+    queue_ready.notify_one();
+    writer.join();
+    summary.written += written_rows.exchange(0);
+  }
+  ~state() { finish_writes(); }
+};
+
+int64_t min_record_bytes_for(const store_source_options& options, const trial::catalog& trial) {
+  if (options.min_record_bytes >= 0) return options.min_record_bytes;
+  if (const char* given = std::getenv("TRIALSTAT_STORE_MIN_RECORD_BYTES"); given != nullptr && *given != '\0') {
+    char* end = nullptr;
+    const long long bytes = std::strtoll(given, &end, 10);
+    if (end != given && bytes >= 0) return bytes;
+  }
+  return trial.source().is_remote() ? 0 : default_min_record_bytes;
+}
+
+store_source::store_source(store_source_options options, pipeline::statistics_source inner)
+    : state_(std::make_unique<state>()) {
+  state_->options = std::move(options);
+  state_->inner = std::move(inner);
+}
+store_source::~store_source() = default;
+
+pipeline::statistics_source store_source::source() {
+  return [this](const trial::catalog& trial, const plan::read_plan& plan, const pipeline::pipeline_options& options,
+                const pipeline::step_callback& on_step) { return run(trial, plan, options, on_step); };
+}
+const store_run_summary& store_source::summary() const noexcept { return state_->summary; }
+const std::filesystem::path& store_source::path() const noexcept { return state_->options.path; }
+
+result<pipeline::pipeline_counters> store_source::run(const trial::catalog& trial, const plan::read_plan& plan,
+                                                      const pipeline::pipeline_options& options,
+                                                      const pipeline::step_callback& on_step) {
+  state& s = *state_;
+  const auto plain = [&]() -> result<pipeline::pipeline_counters> {
+    auto counters = pipeline::run_statistics_from(s.inner, trial, plan, options, on_step);
+    if (counters) s.summary.bytes_read += counters->bytes_read;
+    if (counters) s.summary.read += counters->records;
+    return counters;
+  };
+  if (s.unusable || options.stop_at_unfinished_records) return plain();
+
+  // The steps this run visits (as run_statistics: every saved step in range, complete or not).
+  std::vector<const trial::step_info*> visits;
+  for (const trial::step_info& info : trial.step_infos()) {
+    if (pipeline::step_in_range(info.step, plan, options)) visits.push_back(&info);
+  }
+  if (visits.empty()) return plain();
+  // Per tensor: its request's signature, or nothing when its records cannot come from the store.
+  std::unordered_map<trial::tensor_id, std::string> signatures;
+  for (const auto& [tensor, request] : plan.requests()) {
+    if (request_storable(request)) signatures.emplace(tensor, request_signature(request, options.backend));
+  }
+  if (signatures.empty()) return plain();
+
+  if (!s.db) {
+    auto opened = statistics_store::open(s.options.path, canonical_location(trial.location()),
+                                         s.options.max_store_bytes);
+    if (!opened) {
+      s.give_up(status(opened.error_status().code(),
+                       opened.error_status().message() + " (the trial is read instead)"));
+      return plain();
+    }
+    s.db.emplace(std::move(*opened));
+  }
+  detail::identity_cache identities(trial);
+  {  // A source that cannot tell versions (neither local nor S3) never uses the store.
+    const status probe = identities.probe();
+    if (!probe.ok()) {
+      s.give_up(status(probe.code(), fmt::format("statistics store {}: {} (the trial is read instead)",
+                                                 s.options.path.string(), probe.message())));
+      return plain();
+    }
+  }
+
+  // The rows of the visited steps that hold this run's request of their tensor.
+  const auto names = trial.tensor_names();
+  const auto workers = trial.workers();
+  std::unordered_map<std::string_view, trial::tensor_id> tensor_ids;
+  tensor_ids.reserve(signatures.size());
+  for (const auto& [tensor, signature] : signatures) tensor_ids.emplace(names[tensor], tensor);
+  std::unordered_map<std::string_view, trial::worker_id> worker_ids;
+  for (trial::worker_id w = 0; w < workers.size(); ++w) worker_ids.emplace(workers[w], w);
+  struct candidate {
+    row_identity identity;
+    std::vector<std::byte> packed;
+  };
+  std::unordered_map<entry_key, candidate, entry_key_hash> rows;
+  int64_t damaged = 0;
+  const auto on_row = [&](const row_view& v) {
+    const auto tensor = tensor_ids.find(v.tensor);
+    if (tensor == tensor_ids.end() || signatures.find(tensor->second)->second != v.request) return;
+    const auto worker = worker_ids.find(v.worker);
+    if (worker == worker_ids.end()) return;
+    candidate& c = rows[entry_key{v.step, tensor->second, worker->second}];
+    c.identity = {std::string(v.event_file), std::string(v.ranges), v.file_size_bytes, std::string(v.file_version),
+                  std::string(v.previous)};
+    c.packed.assign(v.record.begin(), v.record.end());
+  };
+  status loaded = !s.options.serve ? status::success()
+                                   : s.db->read_row_views(visits.front()->step, visits.back()->step, on_row, &damaged);
+  if (!loaded.ok()) {
+    s.give_up(status(loaded.code(), loaded.message() + " (the trial is read instead)"));
+    return plain();
+  }
+  if (damaged > 0) {
+    s.warn(status(error_code::data_loss,
+                  fmt::format("statistics store {}: {} damaged row(s) ignored (their records are read again)",
+                              s.options.path.string(), damaged)));
+  }
+
+  // Which records come from the store.
+  const int64_t history_reads_before = s.summary.history_reads;
+  const int64_t restarts_before = s.summary.restarts;
+  const int64_t min_bytes = min_record_bytes_for(s.options, trial);
+  std::unordered_map<entry_key, served_record, entry_key_hash> served;
+  struct history_state {
+    std::deque<std::pair<int64_t, std::string>> kept;  // (step, fingerprint) the executor would hold
+    std::deque<entry_key> kept_keys;
+    bool reading = false;  // a read whose outcome cannot be predicted: every later one is read too
+  };
+  // Records read whose pairwise history later served rows rely on: predicted to enter the
+  // executor's history (a raw record that decodes); checked when they arrive (`emit`).
+  std::unordered_set<entry_key, entry_key_hash> predicted;
+  std::unordered_map<uint64_t, history_state> histories;
+  std::vector<std::byte> raw;
+  int64_t to_read = 0;  // entries the inner source must read (history copies aside)
+  served.reserve(rows.size());
+  for (const trial::step_info* info : visits) {
+    for (const trial::tensor_entry& entry : trial.entries_at(info->step)) {
+      const stats::statistics_request* request = plan.find(entry.tensor);
+      if (request == nullptr || !plan.reads_worker(entry.worker)) continue;
+      const entry_key key{info->step, entry.tensor, entry.worker};
+      const auto signature = signatures.find(entry.tensor);
+      history_state* history =
+          request->history_depth > 0 ? &histories[static_cast<uint64_t>(entry.tensor) << 32 | entry.worker] : nullptr;
+      const auto read_it = [&](const std::optional<row_identity>& identity) {
+        ++to_read;
+        if (history == nullptr || history->reading) return;
+        // The executor needs the copies this read compares with: served ones are read too.
+        for (const entry_key& before : history->kept_keys) {
+          const auto it = served.find(before);
+          if (it != served.end() && !it->second.also_read) {
+            it->second.also_read = true;
+            ++s.summary.history_reads;
+          }
+        }
+        if (!s.options.serve || !entry.raw || !identity) {
+          history->reading = true;  // its outcome and identity unknown: read every later one
+          return;
+        }
+        // Predicted to enter the history (verified in `emit`): later rows that compared with
+        // these bytes can still be served.
+        history->kept.emplace_back(info->step, detail::fingerprint(*identity));
+        history->kept_keys.push_back(key);
+        while (static_cast<int>(history->kept.size()) > request->history_depth) {
+          history->kept.pop_front();
+          history->kept_keys.pop_front();
+        }
+        predicted.insert(key);
+      };
+      if (signature == signatures.end() || (history != nullptr && history->reading)) {
+        read_it(std::nullopt);
+        continue;
+      }
+      if (static_cast<int64_t>(std::min<uint64_t>(detail::needed_record_bytes(entry, *request), INT64_MAX)) <
+          min_bytes) {
+        ++s.summary.small;  // cheaper to read than to keep
+        read_it(std::nullopt);
+        continue;
+      }
+      const auto identity = identities.of(entry, *request);
+      const auto row = rows.find(key);
+      if (!identity || row == rows.end()) {
+        read_it(identity);
+        continue;
+      }
+      // The previous steps this run compares with (newest first): the row's, or their newest
+      // part when this run holds fewer (a step range that starts later: the plain run compares
+      // with what it visited, so the older comparisons are dropped from the record).
+      std::string expected_previous;
+      std::size_t expected_count = 0;
+      if (history != nullptr) {
+        for (auto it = history->kept.rbegin(); it != history->kept.rend(); ++it, ++expected_count) {
+          if (!expected_previous.empty()) expected_previous.push_back('|');
+          expected_previous += detail::previous_fingerprint(it->first, it->second);
+        }
+      }
+      const row_identity& held = row->second.identity;
+      const bool previous_match =
+          held.previous == expected_previous ||
+          (expected_previous.empty() ? !held.previous.empty()
+                                     : held.previous.starts_with(expected_previous) &&
+                                           held.previous[expected_previous.size()] == '|');
+      row_identity wanted = *identity;
+      wanted.previous = held.previous;
+      stats::statistics_record record;
+      std::size_t at = 0;
+      bool valid = previous_match && held == wanted && unpack_record(row->second.packed, raw).ok() &&
+                   stats::read_record(raw, at, record) && at == raw.size();
+      if (!valid) {
+        ++s.summary.stale;
+        read_it(identity);
+        continue;
+      }
+      if (history != nullptr && record.raw_status.ok()) {  // computed: the executor would keep it
+        history->kept.emplace_back(info->step, detail::fingerprint(*identity));
+        history->kept_keys.push_back(key);
+        while (static_cast<int>(history->kept.size()) > request->history_depth) {
+          history->kept.pop_front();
+          history->kept_keys.pop_front();
+        }
+      }
+      served.emplace(key, served_record{std::move(row->second.packed),
+                                        history != nullptr ? expected_count : record.previous.size(), false});
+    }
+  }
+  rows.clear();
+  s.summary.used = true;
+
+  // Read what the store lacks; merge each step's records back into the plain run's order.
+  pipeline::pipeline_options inner_options = options;
+  inner_options.read_entry = [&served](const trial::tensor_entry& entry) {
+    const auto it = served.find(entry_key{entry.step, entry.tensor, entry.worker});
+    return it == served.end() || it->second.also_read;
+  };
+  std::vector<stats::statistics_record> merged;
+  bool mispredicted = false;
+  int64_t emitted_steps = 0;
+  int64_t emitted_records = 0;
+  int64_t emitted_failed = 0;
+  int64_t served_count = 0;
+  int64_t served_failed = 0;
+  int64_t steps_done = 0;
+  status merge_failure;
+  const auto emit = [&](const stats::step_statistics& step) {
+    if (!merge_failure.ok()) return;
+    merged.clear();
+    std::size_t next = 0;  // the inner source's records, in the same (worker, tensor) order
+    for (const trial::tensor_entry& entry : trial.entries_at(step.step)) {
+      const stats::statistics_request* request = plan.find(entry.tensor);
+      if (request == nullptr || !plan.reads_worker(entry.worker)) continue;
+      const auto it = served.find(entry_key{step.step, entry.tensor, entry.worker});
+      const bool from_store = it != served.end();
+      const bool from_inner = !from_store || it->second.also_read;
+      if (from_inner) {
+        if (next >= step.records.size() || step.records[next].tensor != entry.tensor ||
+            step.records[next].worker != entry.worker) {
+          merge_failure = status(error_code::invalid_argument,
+                                 fmt::format("statistics store: step {}: the records read do not line up with "
+                                             "the catalog's entries",
+                                             step.step));
+          return;
+        }
+        const stats::statistics_record& fresh = step.records[next++];
+        if (!from_store) {
+          // A record predicted to enter the pairwise history that did not (it could not be
+          // read): later served rows compared with it, so the rest of the run is read.
+          if (!fresh.raw_status.ok() && predicted.count(entry_key{step.step, entry.tensor, entry.worker}) != 0) {
+            mispredicted = true;
+          }
+          merged.push_back(fresh);
+          merged.back().values_data = fresh.values_data;
+          // A new row, when the record describes its bytes for good.
+          const auto signature = signatures.find(entry.tensor);
+          if (s.write_failed || signature == signatures.end()) continue;
+          auto row = detail::make_row(trial, identities, entry, *request, signature->second, fresh, min_bytes,
+                                      s.scratch);
+          if (row) s.pending.push_back(std::move(*row));
+          continue;
+        }
+      }
+      merged.push_back(decode_served(it->second, entry, step, s.raw));
+      ++served_count;
+      if (!merged.back().raw_status.ok()) ++served_failed;
+    }
+    if (next != step.records.size()) {
+      merge_failure = status(error_code::invalid_argument,
+                             fmt::format("statistics store: step {}: {} record(s) read that the catalog does not list",
+                                         step.step, step.records.size() - next));
+      return;
+    }
+    on_step(stats::step_statistics{step.step, step.mode, step.mode_step, merged});
+    // Served records are emitted once: free their bytes as the run goes.
+    for (const trial::tensor_entry& entry : trial.entries_at(step.step)) {
+      const auto it = served.find(entry_key{step.step, entry.tensor, entry.worker});
+      if (it != served.end()) it->second.packed = {};
+    }
+    ++emitted_steps;
+    emitted_records += static_cast<int64_t>(merged.size());
+    for (const auto& r : merged) emitted_failed += r.raw_status.ok() ? 0 : 1;
+    if (++steps_done % std::max<int64_t>(1, s.options.commit_every_steps) == 0) s.flush();
+    if (mispredicted) throw restart_after{step.step};  // this step is right; the next ones may not be
+  };
+  auto counters = [&]() -> result<pipeline::pipeline_counters> {
+    // However the run ends (a callback may throw), the writer thread is joined first.
+    struct join_writer {
+      state& s;
+      ~join_writer() {
+        s.flush();
+        s.finish_writes();
+      }
+    } joiner{s};
+    if (to_read == 0 && s.summary.history_reads == history_reads_before && s.options.serve) {
+      // Everything is in the store: the steps are emitted from it without starting the
+      // pipeline (no reader thread, no executor: a CUDA context costs more than the rows).
+      return result<pipeline::pipeline_counters>(emit_all(visits, options.progress, emit));
+    }
+    try {
+      return pipeline::run_statistics_from(s.inner, trial, plan, inner_options, emit);
+    } catch (const restart_after& restart) {
+      // Rare (a changed record that no longer decodes, under pairwise statistics): the steps
+      // after `restart.step` come from a plain run, with nothing from the store.
+      ++s.summary.restarts;
+      pipeline::pipeline_counters done;
+      done.steps = emitted_steps;
+      done.records = emitted_records;
+      done.failed_records = emitted_failed;
+      auto rest = pipeline::run_statistics_from(s.inner, trial, plan, options, [&](const stats::step_statistics& step) {
+        if (step.step <= restart.step) return;
+        done.steps += 1;
+        done.records += static_cast<int64_t>(step.records.size());
+        for (const auto& r : step.records) done.failed_records += r.raw_status.ok() ? 0 : 1;
+        on_step(step);
+      });
+      if (!rest) return rest;
+      done.bytes_read = rest->bytes_read;  // the first attempt's bytes are not counted
+      done.tensor_bytes = rest->tensor_bytes;
+      s.summary.bytes_read += rest->bytes_read;
+      s.summary.read += done.records;
+      return done;
+    }
+  }();
+  if (!merge_failure.ok()) return merge_failure;
+  if (!counters) return counters;
+  if (s.summary.restarts > restarts_before) return counters;
+  s.summary.bytes_read += counters->bytes_read;
+  int64_t history_only = 0;
+  for (const auto& [key, record] : served) history_only += record.also_read ? 1 : 0;
+  s.summary.read += counters->records - history_only;
+  s.summary.served += served_count - history_only;
+  counters->records += served_count - history_only;
+  counters->failed_records += served_failed;
+  return counters;
+}
+
+}  // namespace trialstat::store

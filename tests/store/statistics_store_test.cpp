@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: Apache-2.0
+// The statistics store (issue 26): the row codec, the request signature, the database (open,
+// migrate, foreign / corrupt / newer / other-trial files, a full store, damaged rows), and the
+// store-backed source against the plain run, record bytes for record bytes, with pairwise
+// history across served and read steps.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <chrono>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tests/reference/reference_stats.hpp"
+#include "tests/support/files.hpp"
+#include "trialstat/pipeline/statistics_pipeline.hpp"
+#include "trialstat/stats/record_codec.hpp"
+#include "trialstat/store/statistics_store.hpp"
+#include "trialstat/store/store_source.hpp"
+#include "trialstat/trial/catalog.hpp"
+#include "trialstat/writer/trial_writer.hpp"
+
+namespace trialstat {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("trialstat_store_test_" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::vector<std::byte> bytes_of(std::string_view text) {
+  std::vector<std::byte> out(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) out[i] = static_cast<std::byte>(text[i]);
+  return out;
+}
+
+store::stored_row make_row(std::string tensor, int64_t step, std::string_view payload) {
+  store::stored_row row;
+  row.tensor = std::move(tensor);
+  row.step = step;
+  row.worker = "worker_0";
+  row.request = "s1;cpu;m1";
+  row.identity = {"events/x.tfevents", "0+10", 100, "123", ""};
+  row.record = bytes_of(payload);
+  return row;
+}
+
+TEST(StoreRowCodec, PackRoundTripsAndShrinksZeros) {
+  std::mt19937 random(7);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<std::byte> raw(static_cast<std::size_t>(random() % 5000));
+    for (auto& b : raw) b = (random() % 3 == 0) ? static_cast<std::byte>(random() & 0xff) : std::byte{0};
+    const auto packed = store::pack_record(raw);
+    std::vector<std::byte> back;
+    ASSERT_TRUE(store::unpack_record(packed, back).ok());
+    EXPECT_EQ(back, raw) << "round " << round;
+  }
+  const std::vector<std::byte> zeros(12000, std::byte{0});  // a log histogram's empty bins
+  EXPECT_LT(store::pack_record(zeros).size(), 8u);
+  // A zero run whose length is cut off is data_loss, never a crash.
+  std::vector<std::byte> back;
+  EXPECT_EQ(store::unpack_record(std::vector<std::byte>{std::byte{0}, std::byte{0x80}}, back).code(),
+            error_code::data_loss);
+}
+
+TEST(StoreRequestSignature, NamesEveryFieldAndTheBackend) {
+  stats::statistics_request a;
+  a.histogram_bins = 64;
+  stats::statistics_request b = a;
+  b.histogram_bins = 32;
+  EXPECT_NE(store::request_signature(a, stats::backend::cpu), store::request_signature(b, stats::backend::cpu));
+  EXPECT_NE(store::request_signature(a, stats::backend::cpu), store::request_signature(a, stats::backend::cuda));
+  stats::statistics_request c = a;
+  c.percentiles = {90.0, 10.0};
+  stats::statistics_request d = a;
+  d.percentiles = {10.0, 90.0};
+  EXPECT_EQ(store::request_signature(c, stats::backend::cpu), store::request_signature(d, stats::backend::cpu));
+  stats::statistics_request e = a;
+  e.history_depth = 1;
+  e.allclose = {{1e-5, 1e-8, false}};
+  EXPECT_NE(store::request_signature(a, stats::backend::cpu), store::request_signature(e, stats::backend::cpu));
+  stats::statistics_request kept = a;
+  kept.keep_values = true;
+  EXPECT_FALSE(store::request_storable(kept));
+  EXPECT_TRUE(store::request_storable(a));
+}
+
+TEST(StoreDatabase, WritesReadsAndReplacesRows) {
+  const fs::path dir = scratch("rows");
+  auto db = store::statistics_store::open(dir / "sub" / "s.sqlite", "/trials/a");
+  ASSERT_TRUE(db) << db.error_status().to_string();
+  std::vector<store::stored_row> rows{make_row("w", 0, "zero"), make_row("w", 1, "one"), make_row("b", 1, "b1")};
+  ASSERT_TRUE(db->write_rows(rows).ok());
+  rows[1].record = bytes_of("ONE");
+  ASSERT_TRUE(db->write_rows(std::span(rows).subspan(1, 1)).ok());  // replaces (same key)
+  std::vector<store::stored_row> got;
+  ASSERT_TRUE(db->read_rows(1, 1, [&](store::stored_row&& r) { got.push_back(std::move(r)); }).ok());
+  ASSERT_EQ(got.size(), 2u);
+  std::sort(got.begin(), got.end(), [](auto& x, auto& y) { return x.tensor < y.tensor; });
+  EXPECT_EQ(got[0].record, bytes_of("b1"));
+  EXPECT_EQ(got[1].record, bytes_of("ONE"));
+  EXPECT_EQ(got[1].identity, rows[1].identity);
+  auto info = db->info();
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->rows, 3);
+  EXPECT_EQ(info->steps, 2);
+  EXPECT_EQ(info->version, store::schema_version);
+  EXPECT_EQ(info->trial, "/trials/a");
+}
+
+TEST(StoreDatabase, LeavesForeignCorruptNewerAndOtherTrialsFilesAlone) {
+  const fs::path dir = scratch("faults");
+  // Random bytes: not a database (data_loss), and untouched.
+  std::vector<std::byte> noise(4096);
+  std::mt19937 random(1);
+  for (auto& b : noise) b = static_cast<std::byte>(random() & 0xff);
+  testing::write_bytes(dir / "noise.sqlite", noise);
+  auto opened = store::statistics_store::open(dir / "noise.sqlite", "/t");
+  ASSERT_FALSE(opened);
+  EXPECT_EQ(opened.error_status().code(), error_code::data_loss);
+  EXPECT_EQ(testing::read_all_bytes(dir / "noise.sqlite"), noise);
+  // Someone else's SQLite database: invalid_argument, its table untouched.
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open((dir / "foreign.sqlite").c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE mine(x); INSERT INTO mine VALUES (1);", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  opened = store::statistics_store::open(dir / "foreign.sqlite", "/t");
+  ASSERT_FALSE(opened);
+  EXPECT_EQ(opened.error_status().code(), error_code::invalid_argument);
+  EXPECT_NE(opened.error_status().message().find("not a trialstat store"), std::string::npos);
+  // A newer schema: left alone.
+  ASSERT_TRUE(store::statistics_store::open(dir / "newer.sqlite", "/t"));
+  ASSERT_EQ(sqlite3_open((dir / "newer.sqlite").c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  opened = store::statistics_store::open(dir / "newer.sqlite", "/t");
+  ASSERT_FALSE(opened);
+  EXPECT_NE(opened.error_status().message().find("newer"), std::string::npos);
+  // Another trial's store.
+  ASSERT_TRUE(store::statistics_store::open(dir / "a.sqlite", "/trials/a"));
+  opened = store::statistics_store::open(dir / "a.sqlite", "/trials/b");
+  ASSERT_FALSE(opened);
+  EXPECT_NE(opened.error_status().message().find("/trials/a"), std::string::npos);
+  // A folder that cannot be made (a file in the way).
+  testing::write_bytes(dir / "file", bytes_of("x"));
+  opened = store::statistics_store::open(dir / "file" / "s.sqlite", "/t");
+  ASSERT_FALSE(opened);
+  EXPECT_EQ(opened.error_status().code(), error_code::io_error);
+}
+
+TEST(StoreDatabase, AFullStoreWritesNothingOfTheBatch) {
+  const fs::path dir = scratch("full");
+  auto db = store::statistics_store::open(dir / "s.sqlite", "/t", /*max_bytes=*/64 << 10);
+  ASSERT_TRUE(db);
+  std::vector<store::stored_row> rows;
+  const std::string payload(1000, 'x');
+  for (int i = 0; i < 200; ++i) rows.push_back(make_row(fmt::format("t{}", i), i, payload));
+  const status written = db->write_rows(rows);
+  EXPECT_EQ(written.code(), error_code::io_error);
+  EXPECT_NE(written.message().find("full"), std::string::npos) << written.message();
+  auto info = db->info();
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->rows, 0);  // all or none
+  ASSERT_TRUE(db->write_rows(std::span(rows).first(5)).ok());  // a smaller batch still fits
+}
+
+TEST(StoreDatabase, ADamagedRowIsNeverRead) {
+  const fs::path dir = scratch("damaged");
+  {
+    auto db = store::statistics_store::open(dir / "s.sqlite", "/t");
+    ASSERT_TRUE(db);
+    ASSERT_TRUE(db->write_rows(std::vector<store::stored_row>{make_row("a", 0, "good"), make_row("b", 0, "gone")}).ok());
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open((dir / "s.sqlite").c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "UPDATE records SET record = X'676F6E66' WHERE tensor = 'b'", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  auto db = store::statistics_store::open(dir / "s.sqlite", "/t");
+  ASSERT_TRUE(db);
+  std::vector<std::string> seen;
+  int64_t damaged = 0;
+  ASSERT_TRUE(db->read_rows(0, 0, [&](store::stored_row&& r) { seen.push_back(r.tensor); }, &damaged).ok());
+  EXPECT_EQ(seen, std::vector<std::string>{"a"});
+  EXPECT_EQ(damaged, 1);
+}
+
+TEST(StoreLocation, AutoIsUnderTheCacheFolderKeyedByTheLocation) {
+  ::setenv("XDG_CACHE_HOME", "/tmp/xdg_test_cache", 1);
+  auto a = store::resolve_store_path("auto", "/data/trial_a");
+  auto b = store::resolve_store_path("", "/data/trial_a/");
+  auto c = store::resolve_store_path("auto", "s3://bucket/trial_a");
+  ASSERT_TRUE(a && b && c);
+  ASSERT_TRUE(*a && *b && *c);
+  EXPECT_EQ(**a, **b);
+  EXPECT_NE(**a, **c);
+  EXPECT_EQ((*a)->parent_path(), fs::path("/tmp/xdg_test_cache/trialstat"));
+  EXPECT_EQ((*a)->filename().string().rfind("trial_a-", 0), 0u);
+  auto off = store::resolve_store_path("off", "/data/trial_a");
+  ASSERT_TRUE(off);
+  EXPECT_FALSE(*off);
+  ::unsetenv("XDG_CACHE_HOME");
+}
+
+// --- the store-backed source against the plain run --------------------------------------------
+
+/// A trial with 2 workers, 8 steps (0, 5, ..., 35), a weight whose pairwise statistics look 2
+/// steps back, and a tensor missing at step 15.
+fs::path write_trial(const fs::path& root, uint64_t seed) {
+  for (int worker = 0; worker < 2; ++worker) {
+    auto w = writer::trial_writer::create(root, "worker_" + std::to_string(worker), {.num_workers = 2});
+    EXPECT_TRUE(w) << w.error_status().to_string();
+    for (int64_t step = 0; step < 8; ++step) {
+      EXPECT_TRUE(w->begin_step(step * 5, mode::train, step * 5).ok());
+      const std::vector<std::pair<std::string, std::vector<int64_t>>> tensors{
+          {"weight", {32, 16}}, {"bias", {16}}, {"loss", {}}, {"grad", {64}}};
+      for (std::size_t t = 0; t < tensors.size(); ++t) {
+        if (tensors[t].first == "grad" && step == 3) continue;
+        int64_t n = 1;
+        for (int64_t d : tensors[t].second) n *= d;
+        const auto bytes = reference::make_tensor_bytes(dtype::float32, n, reference::data_mode::normal,
+                                                        seed + 1009 * static_cast<uint64_t>(step) + 31 * t + worker);
+        EXPECT_TRUE(w->add_tensor(tensors[t].first, tensor_view{bytes.data(), dtype::float32, tensors[t].second, n}).ok());
+      }
+      EXPECT_TRUE(w->end_step().ok());
+    }
+    EXPECT_TRUE(w->close(true).ok());
+  }
+  return root;
+}
+
+plan::read_plan full_plan(const trial::catalog& trial) {
+  plan::read_plan plan;
+  for (trial::tensor_id t = 0; t < trial.tensor_names().size(); ++t) {
+    stats::statistics_request r;
+    r.histogram_bins = 16;
+    r.log_histogram = true;
+    if (trial.tensor_names()[t] == "weight") {
+      r.history_depth = 2;
+      r.allclose = {{1e-5, 1e-8, false}, {0.1, 0.0, true}};
+    }
+    if (trial.tensor_names()[t] == "grad") r.percentiles = {50.0, 99.0};
+    plan.request(t, r);
+  }
+  return plan;
+}
+
+/// Every record of a run, as the record codec writes it, one string per step.
+std::vector<std::string> run_bytes(const pipeline::statistics_source& source, const trial::catalog& trial,
+                                   const plan::read_plan& plan, pipeline::pipeline_options options = {}) {
+  std::vector<std::string> out;
+  auto counters = pipeline::run_statistics_from(source, trial, plan, options, [&](const stats::step_statistics& step) {
+    std::vector<std::byte> bytes;
+    for (const auto& r : step.records) stats::append_record(r, bytes);
+    out.emplace_back(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    out.back() += "|" + std::to_string(step.step) + "|" + std::to_string(step.records.size());
+  });
+  EXPECT_TRUE(counters) << counters.error_status().to_string();
+  return out;
+}
+
+TEST(StoreSource, ColdWarmAndChangedFilesGiveThePlainRecords) {
+  const fs::path dir = scratch("source");
+  const fs::path root = write_trial(dir / "trial", 99);
+  auto trial = trial::catalog::open(root.string());
+  ASSERT_TRUE(trial) << trial.error_status().to_string();
+  const plan::read_plan plan = full_plan(*trial);
+  const auto plain = run_bytes({}, *trial, plan);
+  ASSERT_EQ(plain.size(), 8u);
+  std::vector<std::string> warnings;
+  const auto make = [&] {
+    return std::make_unique<store::store_source>(store::store_source_options{
+        .path = dir / "s.sqlite",
+        .warn = [&](const status& s) { warnings.push_back(s.to_string()); },
+        .min_record_bytes = 0});  // these tensors are small: store them all
+  };
+  {
+    auto cold = make();
+    EXPECT_EQ(run_bytes(cold->source(), *trial, plan), plain);
+    EXPECT_EQ(cold->summary().served, 0);
+    EXPECT_GT(cold->summary().written, 50);
+  }
+  {
+    auto warm = make();
+    EXPECT_EQ(run_bytes(warm->source(), *trial, plan), plain);
+    EXPECT_EQ(warm->summary().read, 0);
+    EXPECT_EQ(warm->summary().bytes_read, 0);
+    EXPECT_EQ(warm->summary().served, 62);  // 2 workers x 4 tensors x 8 steps, no grad at step 15
+  }
+  // A later step range: comparisons with steps before it are dropped, as the plain run does.
+  for (const auto& [begin, end] : {std::pair<int64_t, int64_t>{10, 30}, {20, 21}, {35, 40}}) {
+    pipeline::pipeline_options range;
+    range.step_begin = begin;
+    range.step_end = end;
+    auto warm = make();
+    EXPECT_EQ(run_bytes(warm->source(), *trial, plan, range), run_bytes({}, *trial, plan, range)) << begin;
+    EXPECT_EQ(warm->summary().read, 0) << begin;
+  }
+  // Worker 0's file of step 15 changes (same bytes, a new mtime): its records are read again;
+  // the weight's rows at 20 and 25 compared with it (depth 2) and are read too, the rows from 30
+  // on are served again (step 15 is predicted to enter the history, and does); the weight at 5
+  // and 10 is read for the history the first read compares with.
+  const fs::path changed = root / "events" / "000000000015" / "000000000015_worker_0.tfevents";
+  ASSERT_TRUE(fs::exists(changed));
+  fs::last_write_time(changed, fs::last_write_time(changed) + std::chrono::seconds(5));
+  {
+    auto after = make();
+    EXPECT_EQ(run_bytes(after->source(), *trial, plan), plain);
+    EXPECT_EQ(after->summary().stale, 3 + 2);      // weight, bias, loss at 15 (no grad); weight at 20, 25
+    EXPECT_EQ(after->summary().history_reads, 2);  // the weight at steps 5 and 10
+    EXPECT_EQ(after->summary().read, 3 + 2);
+    EXPECT_EQ(after->summary().restarts, 0);
+    EXPECT_GT(after->summary().bytes_read, 0);
+  }
+  {
+    auto warm = make();
+    EXPECT_EQ(run_bytes(warm->source(), *trial, plan), plain);
+    EXPECT_EQ(warm->summary().read, 0);
+  }
+  // Now the weight's record at step 15 is corrupt (same size): predicted to enter the history,
+  // it fails, so the rows from 20 on (which compared with it) cannot be used: the run finishes
+  // without the store, and its records are still the plain run's.
+  const trial::tensor_entry* weight =
+      trial->find_entry(*trial->find_tensor("weight"), 15, *trial->find_worker("worker_0"));
+  ASSERT_TRUE(weight != nullptr && weight->raw);
+  auto bytes = testing::read_all_bytes(changed);
+  bytes[weight->raw->start_bytes + weight->raw->length_bytes - 12] ^= std::byte{0x5a};
+  testing::write_bytes(changed, bytes);
+  fs::last_write_time(changed, fs::last_write_time(changed) + std::chrono::seconds(10));
+  const auto corrupt_plain = run_bytes({}, *trial, plan);
+  ASSERT_NE(corrupt_plain, plain);
+  {
+    auto after = make();
+    EXPECT_EQ(run_bytes(after->source(), *trial, plan), corrupt_plain);
+    EXPECT_EQ(after->summary().restarts, 1);
+  }
+  {
+    auto again = make();
+    EXPECT_EQ(run_bytes(again->source(), *trial, plan), corrupt_plain);
+  }
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+}
+
+}  // namespace
+}  // namespace trialstat

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// `--store PATH|auto|off` and the statistics source every reading command takes (issue 26).
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "tools/trialstat/commands.hpp"
+#include "trialstat/distributed/distributed_statistics.hpp"
+#include "trialstat/distributed/world.hpp"
+#include "trialstat/store/statistics_store.hpp"
+#include "trialstat/store/store_source.hpp"
+
+namespace trialstat::cli {
+
+void add_store_option(CLI::App* cmd, std::string* choice) {
+  if (const char* given = std::getenv("TRIALSTAT_STORE"); given != nullptr && *given != '\0') *choice = given;
+  cmd->add_option("--store", *choice,
+                  "Statistics store: a SQLite file, 'auto' (under $XDG_CACHE_HOME/trialstat/, keyed by the "
+                  "trial's location) or 'off'; default: $TRIALSTAT_STORE, else auto. Statistics it holds for "
+                  "the same records and request are not read again")
+      ->capture_default_str();
+}
+
+struct command_statistics::state {
+  std::unique_ptr<store::store_source> store;
+  bool ranks_share = true;
+};
+
+command_statistics::command_statistics(const std::string& store_choice, const trial::catalog& trial,
+                                       bool ranks_share)
+    : state_(std::make_unique<state>()) {
+  distributed::process_world& world = distributed::world();
+  state_->ranks_share = ranks_share;
+  if (world.size() > 1 && world.rank() != 0) return;  // rank 0 alone writes the store
+  auto path = store::resolve_store_path(store_choice, trial.location());
+  if (!path) {
+    fmt::print(stderr, "warning: {} (the trial is read)\n", path.error_status().message());
+    return;
+  }
+  if (!*path) return;  // --store off
+  store::store_source_options options;
+  options.path = **path;
+  options.serve = !(ranks_share && world.size() > 1);
+  if (const char* cap = std::getenv("TRIALSTAT_STORE_MAX_MB"); cap != nullptr && *cap != '\0') {
+    options.max_store_bytes = static_cast<int64_t>(std::strtod(cap, nullptr) * 1048576.0);
+  }
+  options.warn = [](const status& s) { fmt::print(stderr, "warning: {}\n", s.message()); };
+  state_->store = std::make_unique<store::store_source>(
+      std::move(options), state_->ranks_share ? pipeline::statistics_source(distributed::run_statistics)
+                                              : pipeline::statistics_source());
+}
+
+command_statistics::~command_statistics() = default;
+
+pipeline::statistics_source command_statistics::source() {
+  if (state_->store) return state_->store->source();
+  if (!state_->ranks_share) return {};  // pipeline::run_statistics
+  return distributed::run_statistics;
+}
+
+void command_statistics::report() const {
+  if (!state_->store) return;
+  const store::store_run_summary& s = state_->store->summary();
+  if (s.served == 0) return;  // a cold run says nothing: its outputs are those of --store off
+  fmt::print(stderr, "trialstat: store: {} record(s) from {}, {} read from the trial ({} bytes), {} written{}\n",
+             s.served, state_->store->path().string(), s.read, s.bytes_read, s.written,
+             s.small > 0 ? fmt::format(" ({} small record(s) read: cheaper than their rows; "
+                                       "TRIALSTAT_STORE_MIN_RECORD_BYTES, default {} for a local trial)",
+                                       s.small, store::default_min_record_bytes)
+                         : std::string());
+}
+
+}  // namespace trialstat::cli
