@@ -107,23 +107,32 @@ struct s3_core {
     progress_printed = false;
   }
 
-  /// HEAD `key`: its size, nullopt when it does not exist.
-  result<std::optional<uint64_t>> head(std::string_view key) const {
-    if (auto known = known_size(key)) return known;
+  /// A HEAD of `key` that succeeded with a Content-Length (remembered as its size); nullopt
+  /// when the object does not exist (404). Errors: the request's; io_error without a length.
+  result<std::optional<s3_request>> send_head(std::string_view key) const {
     s3_request r;
     r.url = client.object_url(bucket_key(key));
     r.display = display(key);
     r.head = true;
     client.run_one(r);
     if (!r.outcome.ok()) {
-      if (r.outcome.code() == error_code::not_found && r.http_status == 404) return std::optional<uint64_t>();
+      if (r.outcome.code() == error_code::not_found && r.http_status == 404) return std::optional<s3_request>();
       return r.outcome;
     }
     if (!r.object_size) {
       return status(error_code::io_error, fmt::format("{}: HEAD gave no Content-Length", r.display));
     }
     remember_size(key, *r.object_size);
-    return std::optional<uint64_t>(*r.object_size);
+    return std::optional<s3_request>(std::move(r));
+  }
+
+  /// HEAD `key`: its size, nullopt when it does not exist.
+  result<std::optional<uint64_t>> head(std::string_view key) const {
+    if (auto known = known_size(key)) return known;
+    auto sent = send_head(key);
+    if (!sent) return sent.error_status();
+    if (!*sent) return std::optional<uint64_t>();
+    return std::optional<uint64_t>(*(*sent)->object_size);
   }
 
   /// The size and ETag the listing gave (the trial as its catalog saw it: no request), else a
@@ -138,19 +147,11 @@ struct s3_core {
         return std::optional<object_identity>(object_identity{size->second, etag->second});
       }
     }
-    s3_request r;
-    r.url = client.object_url(bucket_key(key));
-    r.display = display(key);
-    r.head = true;
-    client.run_one(r);
-    if (!r.outcome.ok()) {
-      if (r.outcome.code() == error_code::not_found && r.http_status == 404) return std::optional<object_identity>();
-      return r.outcome;
-    }
-    if (!r.object_size || r.etag.empty()) {
-      return status(error_code::io_error, fmt::format("{}: HEAD gave no Content-Length or ETag", r.display));
-    }
-    remember_size(key, *r.object_size);
+    auto sent = send_head(key);
+    if (!sent) return sent.error_status();
+    if (!*sent) return std::optional<object_identity>();
+    const s3_request& r = **sent;
+    if (r.etag.empty()) return status(error_code::io_error, fmt::format("{}: HEAD gave no ETag", r.display));
     return std::optional<object_identity>(object_identity{*r.object_size, r.etag});
   }
 
