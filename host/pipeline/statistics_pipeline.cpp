@@ -242,12 +242,14 @@ struct statistics_stream::state {
   /// Emits one step: counters, the callback, the last step, progress.
   using emit_function = std::function<void(const trial::step_info&, std::span<const stats::statistics_record>,
                                            int64_t bytes_read, int64_t tensor_bytes, int64_t progress_bytes)>;
+  /// `progress_bytes[i]`: what progress counts for steps[i]; `largest_held_bytes`: the most
+  /// bytes one of `steps` holds while read ahead (`step_size::held`; sizes the read-ahead).
   detail::pass_outcome run_pass(const std::vector<trial::step_info>& steps, std::size_t first_emitted,
-                        const std::vector<int64_t>& progress_bytes, const emit_function& emit,
-                        pipeline_counters& counters);
+                        const std::vector<int64_t>& progress_bytes, int64_t largest_held_bytes,
+                        const emit_function& emit, pipeline_counters& counters);
   detail::pass_outcome fall_back(const std::vector<trial::step_info>& todo, std::size_t fallback_position,
-                         const std::string& reason, const std::vector<int64_t>& todo_bytes, const emit_function& emit,
-                         pipeline_counters& counters);
+                         const std::string& reason, const std::vector<int64_t>& todo_bytes,
+                         int64_t largest_held_bytes, const emit_function& emit, pipeline_counters& counters);
   /// The most bytes one of `steps` holds while read ahead (`step_size::held`).
   int64_t largest_held(const std::vector<trial::step_info>& steps) const;
 };
@@ -273,10 +275,11 @@ const plan::read_plan& statistics_stream::plan() const noexcept { return state_-
 /// pairwise history (after a fallback); the others are emitted through `emit`, or, while the
 /// device is verified, held until the next passed check (device_verification.hpp).
 detail::pass_outcome statistics_stream::state::run_pass(const std::vector<trial::step_info>& steps, std::size_t first_emitted,
-                                                const std::vector<int64_t>& progress_bytes, const emit_function& emit,
+                                                const std::vector<int64_t>& progress_bytes,
+                                                int64_t largest_held_bytes, const emit_function& emit,
                                                 pipeline_counters& counters) {
   detail::pass_outcome outcome;
-  const std::size_t batch_count = batches_for(largest_held(steps), executor->staging_pool() != nullptr);
+  const std::size_t batch_count = batches_for(largest_held_bytes, executor->staging_pool() != nullptr);
   while (batches.size() < batch_count) batches.push_back(std::make_unique<detail::step_batch>());
   std::vector<detail::step_batch*> circulating;
   for (std::size_t i = 0; i < batch_count; ++i) circulating.push_back(batches[i].get());
@@ -465,7 +468,8 @@ status statistics_stream::state::prepare_executor() {
 /// `fallback_position`), after the steps the CPU executor's pairwise history needs.
 detail::pass_outcome statistics_stream::state::fall_back(const std::vector<trial::step_info>& todo, std::size_t fallback_position,
                                                  const std::string& reason, const std::vector<int64_t>& todo_bytes,
-                                                 const emit_function& emit, pipeline_counters& counters) {
+                                                 int64_t largest_held_bytes, const emit_function& emit,
+                                                 pipeline_counters& counters) {
   detail::pass_outcome outcome;
   const int64_t redo_from = verifier->first_held_step().value_or(todo[fallback_position].step);
   (void)verifier->take_held();
@@ -492,6 +496,7 @@ detail::pass_outcome statistics_stream::state::fall_back(const std::vector<trial
   options.backend = stats::backend::cpu;
   std::vector<trial::step_info> steps = detail::history_steps_before(trial, plan, options, redo_from);
   const std::size_t first_emitted = steps.size();
+  const int64_t largest = std::max(largest_held_bytes, largest_held(steps));
   std::vector<int64_t> bytes(first_emitted, 0);
   std::size_t redo_position = 0;
   while (redo_position < todo.size() && todo[redo_position].step < redo_from) ++redo_position;
@@ -500,7 +505,7 @@ detail::pass_outcome statistics_stream::state::fall_back(const std::vector<trial
     steps.push_back(todo[i]);
     bytes.push_back(todo_bytes[i]);
   }
-  return run_pass(steps, first_emitted, bytes, emit, counters);
+  return run_pass(steps, first_emitted, bytes, largest, emit, counters);
 }
 
 result<pipeline_counters> statistics_stream::advance(const step_callback& on_step,
@@ -519,7 +524,12 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
   progress_reporter* progress = s.options.progress;
   std::vector<int64_t> todo_bytes;
   int64_t total = 0;
-  for (const trial::step_info& info : todo) state::add_saturated(total, todo_bytes.emplace_back(s.step_bytes(info.step).wanted));
+  int64_t largest = 0;
+  for (const trial::step_info& info : todo) {
+    const state::step_size size = s.step_bytes(info.step);
+    state::add_saturated(total, todo_bytes.emplace_back(size.wanted));
+    largest = std::max(largest, size.held);
+  }
   if (progress != nullptr) progress->begin(static_cast<int64_t>(todo.size()), total);
   const state::emit_function emit = [&](const trial::step_info& info, std::span<const stats::statistics_record> records,
                                         int64_t bytes_read, int64_t tensor_bytes, int64_t step_progress_bytes) {
@@ -532,9 +542,10 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
     s.last_step = info.step;
     if (progress != nullptr) progress->advance(1, step_progress_bytes);
   };
-  detail::pass_outcome outcome = s.run_pass(todo, 0, todo_bytes, emit, counters);
+  detail::pass_outcome outcome = s.run_pass(todo, 0, todo_bytes, largest, emit, counters);
   if (outcome.fallback) {
-    outcome = s.fall_back(todo, outcome.fallback->position, outcome.fallback->reason, todo_bytes, emit, counters);
+    outcome = s.fall_back(todo, outcome.fallback->position, outcome.fallback->reason, todo_bytes, largest, emit,
+                          counters);
   }
   if (progress != nullptr) progress->end();
   if (!outcome.failure.ok()) return outcome.failure;
