@@ -456,7 +456,7 @@ class cuda_executor final : public statistics_executor {
     // The rule statistics without a place in the fused launches (percentiles, equality counts,
     // channel sums, kept values): one launch each over the whole batch (task tables), on the
     // first stream slot's stream (idle after the harvest) with memory reused from batch to batch.
-    return detail::compute_rule_statistics_batch(batch, *rule_cuda_);
+    return detail::compute_rule_statistics_batch(batch, *rule_cuda_, rule_buffers_);
   }
 
   status run_pass(int pass, const tensor_batch& batch, const std::vector<batch_piece>& pieces,
@@ -940,6 +940,7 @@ class cuda_executor final : public statistics_executor {
   stream_slot slots_[num_stream_slots];
   /// The rule statistics' context (host/stats/tensor_statistics.hpp) on slots_[0]'s stream.
   std::unique_ptr<detail::cuda_context> rule_cuda_;
+  detail::rule_task_buffers rule_buffers_;  // host side of the batched rule statistics, reused
   bool direct_source_ = false;
 
   std::vector<segment_work> seg_;

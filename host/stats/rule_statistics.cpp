@@ -58,7 +58,8 @@ namespace {
 
 /// One group on the device: stage, launch, download, fill.
 status run_rule_task_group(const rule_task_plan& plan, const tensor_batch& batch, cuda_context& cuda,
-                           std::vector<std::byte>& packed, std::vector<std::byte>& results) {
+                           rule_task_buffers& buffers) {
+  std::vector<std::byte>& packed = buffers.packed;
   // The input: the batch's range in place of a copy, or the wanted tensors packed.
   const std::byte* host_input = batch.base + plan.range_first;
   if (plan.packed) {
@@ -118,32 +119,35 @@ status run_rule_task_group(const rule_task_plan& plan, const tensor_batch& batch
                                                workspace, bytes, cuda.stream());
     }));
   }
+  std::vector<std::byte>& results = buffers.results;
   results.resize(total);
   if (total > 0) TRIALSTAT_RETURN_IF_ERROR(cuda.download(results.data(), *d_out, total));
-  std::vector<int64_t> counts(static_cast<std::size_t>(plan.counts));
-  std::vector<kernels::channel_state> states(static_cast<std::size_t>(plan.states));
-  std::vector<double> percentiles(static_cast<std::size_t>(plan.percentiles));
-  std::memcpy(counts.data(), results.data(), counts.size() * sizeof(int64_t));
-  std::memcpy(static_cast<void*>(states.data()), results.data() + counts_bytes, states_bytes);
-  std::memcpy(percentiles.data(), results.data() + counts_bytes + states_bytes, percentile_bytes);
-  fill_rule_statistics(plan, batch, counts, states, percentiles);
+  buffers.counts.resize(static_cast<std::size_t>(plan.counts));
+  buffers.states.resize(static_cast<std::size_t>(plan.states));
+  buffers.percentiles.resize(static_cast<std::size_t>(plan.percentiles));
+  if (!buffers.counts.empty()) std::memcpy(buffers.counts.data(), results.data(), buffers.counts.size() * sizeof(int64_t));
+  if (!buffers.states.empty()) {
+    std::memcpy(static_cast<void*>(buffers.states.data()), results.data() + counts_bytes, states_bytes);
+  }
+  if (!buffers.percentiles.empty()) {
+    std::memcpy(buffers.percentiles.data(), results.data() + counts_bytes + states_bytes, percentile_bytes);
+  }
+  fill_rule_statistics(plan, batch, buffers.counts, buffers.states, buffers.percentiles);
   return status::success();
 }
 
 }  // namespace
 
-status compute_rule_statistics_batch(const tensor_batch& batch, cuda_context& cuda) {
+status compute_rule_statistics_batch(const tensor_batch& batch, cuda_context& cuda, rule_task_buffers& buffers) {
   auto groups = plan_rule_statistics(batch);
   if (!groups) return groups.error_status();
-  std::vector<std::byte> packed;
-  std::vector<std::byte> results;
   for (const rule_task_plan& plan : *groups) {
-    TRIALSTAT_RETURN_IF_ERROR(run_rule_task_group(plan, batch, cuda, packed, results));
+    TRIALSTAT_RETURN_IF_ERROR(run_rule_task_group(plan, batch, cuda, buffers));
   }
   return status::success();
 }
 #else
-status compute_rule_statistics_batch(const tensor_batch&, cuda_context&) {
+status compute_rule_statistics_batch(const tensor_batch&, cuda_context&, rule_task_buffers&) {
   return status(error_code::invalid_argument, "compute_rule_statistics_batch: no CUDA backend in this build");
 }
 #endif

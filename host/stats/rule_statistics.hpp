@@ -7,6 +7,12 @@
 #include "trialstat/stats/statistics_request.hpp"
 #include "trialstat/stats/statistics_record.hpp"
 #include "trialstat/stats/tensor_batch.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/channel_sums/channel_sums_op.hpp"
 #include "trialstat/stats/backend.hpp"
 #include "trialstat/status.hpp"
 #include "trialstat/tensor_view.hpp"
@@ -32,6 +38,16 @@ class cuda_context;  // host/stats/cuda_context.hpp (CUDA builds)
                                              stats::statistics_record& record,
                                              stats::backend which, cuda_context* cuda);
 
+/// @brief Host buffers of compute_rule_statistics_batch, kept by its caller from batch to batch
+/// (they only grow): the packed input, the downloaded outputs, and those outputs by type.
+struct rule_task_buffers {
+  std::vector<std::byte> packed;
+  std::vector<std::byte> results;
+  std::vector<int64_t> counts;
+  std::vector<kernels::channel_state> states;
+  std::vector<double> percentiles;
+};
+
 /// @brief compute_rule_statistics for every segment of `batch` on the CUDA backend, as task
 /// launches over the whole batch (issue 25 item 3; rule_statistics_tasks.hpp): per group of
 /// tensors, one staging copy of their bytes, one launch each for equality counts, channel sums
@@ -40,6 +56,7 @@ class cuda_context;  // host/stats/cuda_context.hpp (CUDA builds)
 /// Without a CUDA build: invalid_argument.
 /// @return ok; errors: invalid_argument (a q outside [0, 100], a shape that does not describe its
 ///   elements), out_of_memory, cuda_error/cuda_fatal.
-[[nodiscard]] status compute_rule_statistics_batch(const tensor_batch& batch, cuda_context& cuda);
+[[nodiscard]] status compute_rule_statistics_batch(const tensor_batch& batch, cuda_context& cuda,
+                                                   rule_task_buffers& buffers);
 
 }  // namespace trialstat::stats::detail

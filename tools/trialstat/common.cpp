@@ -209,10 +209,11 @@ void add_progress_flags(CLI::App* cmd, progress_mode* mode) {
 void add_device_flags(CLI::App* cmd, frontend::device_options* options, bool with_pinned_mb) {
   cmd->add_option("--device", options->device, "Statistics backend: auto, cpu or cuda")->capture_default_str();
   cmd->add_option("--verify-device", options->verify_device,
-                  "CUDA backend: check results against the CPU twin — off, first (the first step) or sampled "
-                  "(the first, every 64th and the last step; records held until the next check passes). On a "
-                  "difference or a CUDA error: a warning, and the run finishes on the CPU. Default: "
-                  "TRIALSTAT_VERIFY_DEVICE, else sampled")
+                  fmt::format("CUDA backend: check results against the CPU twin — off, first (the first step) or "
+                              "sampled (the first, every {}th and the last step; records held until the next check "
+                              "passes). On a difference or a CUDA error: a warning, and the run finishes on the CPU. "
+                              "Default: TRIALSTAT_VERIFY_DEVICE, else sampled",
+                              pipeline::default_verify_interval))
       ->check(CLI::IsMember({"off", "first", "sampled"}));
   if (with_pinned_mb) {
     cmd->add_option("--pinned-mb", options->pinned_mb,

@@ -115,6 +115,12 @@ class result_comparer {
   std::string_view section_;
 };
 
+/// @brief One statistic of two implementations, field by field, at the tolerances above (the
+/// file comment): counts exactly; moments' min/max bit for bit, max|x| by value, sums, mean and
+/// variance within device_relative_tolerance of their scale (moments.hpp); histogram edges bit
+/// for bit and cells exactly; log-histogram bins and side counts exactly; pairwise counts
+/// exactly, max|a−b| by value, the sums of squares near (pairwise.hpp); axis-0 counts exactly.
+/// Differences go into `c`'s outcome; nothing is returned or thrown.
 void compare(result_comparer& c, const moments& reference, const moments& compared);
 void compare(result_comparer& c, const histogram& reference, const histogram& compared);
 void compare(result_comparer& c, const log_histogram& reference, const log_histogram& compared);
