@@ -15,7 +15,8 @@
 /// verification meets it at its next check. With a GPU the switch wraps the CUDA executor and
 /// perturbs its real results; without one, a run with the switch set verifies a CPU executor
 /// standing in for the device against the CPU reference, so the whole checked path runs on the
-/// CPU (its output then equals `--device cpu`'s). Not for production runs.
+/// CPU (its output then equals `--device cpu`'s); the stand-in is checked (sampled) even under
+/// `--verify-device off`, since checking it is its only purpose. Not for production runs.
 #pragma once
 
 #include <cstdint>
