@@ -11,6 +11,7 @@
 #include "trialstat/distributed/distributed_statistics.hpp"
 #include "trialstat/distributed/world.hpp"
 #include "trialstat/plan/read_plan.hpp"
+#include "trialstat/report/background_writer.hpp"
 #include "trialstat/report/statistics_writer.hpp"
 #include "trialstat/stats/histogram.hpp"
 
@@ -64,7 +65,8 @@ int run_stats(const stats_options& o) {
     file.reset(std::fopen(o.output.c_str(), "w"));
     if (!file) return report_error(status(error_code::io_error, fmt::format("{}: cannot write", o.output)));
   }
-  auto writer = report::statistics_writer::create(*format, file ? file.get() : stdout);
+  // Rows are formatted on their own thread while the consumer computes the next steps.
+  auto writer = report::make_background_writer(report::statistics_writer::create(*format, file ? file.get() : stdout));
   int64_t failed = 0;
   int64_t strings = 0;  // string records: readable, but without numeric statistics
   command_statistics statistics(o.store, trial);
