@@ -375,6 +375,25 @@ struct stats_columns {
 
   std::size_t rows() const { return step.size(); }
 
+  /// Room for `n` rows in every column (no regrowth while the pipeline fills them).
+  void reserve(std::size_t n) {
+    for (auto* c : {&tensor, &worker}) c->reserve(n);
+    for (auto* c : {&step, &mode_step, &numel, &nan_count, &pos_inf_count, &neg_inf_count, &zero_count}) c->reserve(n);
+    for (auto* c : {&min, &max, &mean, &variance, &std_dev, &sum, &l1, &l2, &linf, &mean_abs}) c->reserve(n);
+    mode.reserve(n);
+    type.reserve(n);
+    has_raw_flags.reserve(n);
+    if (want_ratio) {
+      update_ratio.reserve(n);
+      prev_step.reserve(n);
+    }
+    if (histogram_bins > 0) {
+      hist_counts.reserve(n * static_cast<std::size_t>(histogram_bins));
+      hist_lo.reserve(n);
+      hist_hi.reserve(n);
+    }
+  }
+
   void add(const stats::statistics_record& r) {
     const std::size_t row = rows();
     tensor.push_back(r.tensor);
@@ -545,6 +564,19 @@ plan::read_plan make_plan(const trial::catalog& cat, const stats_request& req) {
   return plan;
 }
 
+/// How many rows a run of `plan` can give at most: the catalog's entries of planned tensors and
+/// workers in the step range (records the run emits are a subset).
+std::size_t planned_rows(const trial::catalog& cat, const plan::read_plan& plan,
+                         const pipeline::pipeline_options& options) {
+  std::size_t rows = 0;
+  for (const trial::tensor_entry& entry : cat.entries()) {
+    if (options.step_begin && entry.step < *options.step_begin) continue;
+    if (options.step_end && entry.step >= *options.step_end) continue;
+    if (plan.find(entry.tensor) != nullptr && plan.reads_worker(entry.worker)) ++rows;
+  }
+  return rows;
+}
+
 nb::dict statistics(py_catalog& t, const stats_request& req) {
   const auto options = make_options(req.device, req.step_begin, req.step_end);
   const auto plan = make_plan(t.catalog(), req);
@@ -552,6 +584,7 @@ nb::dict statistics(py_catalog& t, const stats_request& req) {
   columns.histogram_bins = req.histogram_bins;
   columns.log_histogram = req.log_histogram;
   columns.want_ratio = !req.ratio_tensors.empty();
+  columns.reserve(planned_rows(t.catalog(), plan, options));
   pipeline::pipeline_counters counters;
   {
     nb::gil_scoped_release release;
