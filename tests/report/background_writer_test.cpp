@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/report/writer_output.hpp"
 #include "tests/support/files.hpp"
 #include "tests/support/shared_trials.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
@@ -64,24 +65,15 @@ std::filesystem::path write_trial() {
 /// The whole output of `format` over the trial at `root` (16 bins, log histograms for JSON),
 /// written directly or through a background writer with `queue` records at most (0: direct).
 std::string output(const std::filesystem::path& root, report::output_format format, std::size_t queue) {
-  auto trial = trial::catalog::open(root.string());
-  EXPECT_TRUE(trial.has_value()) << trial.error_status().to_string();
-  const plan::read_plan plan = report::statistics_plan(
-      *trial, trial->sorted_tensor_ids(),
-      {.histogram_bins = 16, .log_histogram = format == report::output_format::json});
-  const auto path = root / ("out-" + std::to_string(queue) + ".txt");
-  std::FILE* out = std::fopen(path.c_str(), "wb");
-  EXPECT_NE(out, nullptr);
-  auto writer = report::statistics_writer::create(format, out);
-  if (queue > 0) writer = report::make_background_writer(std::move(writer), queue);
-  pipeline::pipeline_options run;
-  run.backend = stats::backend::cpu;
-  const auto counters = pipeline::run_statistics(
-      *trial, plan, run, [&](const stats::step_statistics& step) { writer->write_step(*trial, step); });
-  EXPECT_TRUE(counters.has_value()) << counters.error_status().to_string();
-  writer->finish();
-  std::fclose(out);
-  return testing::read_text_file(path);
+  testing::writer_wrapper wrap;
+  if (queue > 0) {
+    wrap = [queue](std::unique_ptr<report::statistics_writer> inner) {
+      return report::make_background_writer(std::move(inner), queue);
+    };
+  }
+  return testing::writer_output(root, format,
+                                {.histogram_bins = 16, .log_histogram = format == report::output_format::json},
+                                "out-" + std::to_string(queue) + ".txt", wrap);
 }
 
 TEST(BackgroundWriter, WritesExactlyWhatTheWrappedWriterWrites) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tests/support/files.hpp"
+#include "tests/report/writer_output.hpp"
 #include "tests/support/shared_trials.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 #include "trialstat/report/statistics_writer.hpp"
@@ -55,24 +56,7 @@ std::filesystem::path write_two_steps() {
 
 /// `trialstat stats` on `root` in `format`, with 4-bin histograms: the writer's whole output.
 std::string stats_output(const std::filesystem::path& root, report::output_format format) {
-  auto trial = trial::catalog::open(root.string());
-  EXPECT_TRUE(trial.has_value()) << trial.error_status().to_string();
-  const std::vector<trial::tensor_id> tensors = trial->sorted_tensor_ids();
-  report::statistics_plan_options options;
-  options.histogram_bins = 4;
-  const plan::read_plan plan = report::statistics_plan(*trial, tensors, options);
-  const auto path = root / "out.txt";
-  std::FILE* out = std::fopen(path.c_str(), "wb");
-  EXPECT_NE(out, nullptr);
-  auto writer = report::statistics_writer::create(format, out);
-  pipeline::pipeline_options run;
-  run.backend = stats::backend::cpu;
-  const auto counters = pipeline::run_statistics(
-      *trial, plan, run, [&](const stats::step_statistics& step) { writer->write_step(*trial, step); });
-  EXPECT_TRUE(counters.has_value()) << counters.error_status().to_string();
-  writer->finish();
-  std::fclose(out);
-  return testing::read_text_file(path);
+  return testing::writer_output(root, format, {.histogram_bins = 4});
 }
 
 TEST(StatisticsWriter, JsonRowsCarryTheStatisticsAndTheUpdateRatio) {
