@@ -56,15 +56,17 @@ struct store_source_options {
   stats::backend backend = stats::backend::cpu;
   /// Records whose bytes in the event file (all the records of an entry a request reads) are
   /// fewer than this are neither stored nor served: they are read from the trial, which costs
-  /// less than their row (a row takes ~10-20 µs to write and ~5 µs to read, a 1 KiB record from
-  /// a local file ~1 µs; bench/RESULTS.md "Statistics store"). < 0: automatic —
+  /// less than their row (a row takes ~10-20 µs to write and ~2.3 µs to read back and decode, a
+  /// 1 KiB record from the page cache ~1.5 µs; bench/RESULTS.md "Statistics store"). < 0: automatic —
   /// `TRIALSTAT_STORE_MIN_RECORD_BYTES` when set, else `default_min_record_bytes` for a local
   /// trial and 0 (everything) for an S3 trial, where every record read is network traffic.
   int64_t min_record_bytes = -1;
 };
 
-/// @brief The automatic `store_source_options::min_record_bytes` of a local trial (64 KiB).
-inline constexpr int64_t default_min_record_bytes = int64_t{64} << 10;
+/// @brief The automatic `store_source_options::min_record_bytes` of a local trial (4 KiB): where
+/// reading a record from the page cache costs about what its row costs to read back (measured,
+/// bench/RESULTS.md "Statistics store", eleventh session).
+inline constexpr int64_t default_min_record_bytes = int64_t{4} << 10;
 
 /// @brief `options.min_record_bytes` resolved for `trial` (see there).
 [[nodiscard]] int64_t min_record_bytes_for(const store_source_options& options, const trial::catalog& trial);
