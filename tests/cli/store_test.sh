@@ -211,8 +211,33 @@ copy_steps 0 18
 check "watch (training still running) exits 3 at its timeout" test $? = 3
 check "watch wrote the rows of the steps it evaluated" \
   test "$(sqlite3 "$("$bin" store path "$live")" 'SELECT COUNT(DISTINCT step) FROM records')" = 10
-copy_steps 20 38
+live_store=$("$bin" store path "$live")
+cp "$live_store" "$work/after_watch.sqlite"
+# A restarted watch (training still running) serves the stored steps and reads the newer ones.
+copy_steps 20 28
+cp "$work/after_watch.sqlite" "$work/restart.sqlite"
+"$bin" watch "$live" --timeout 1 --format json --store "$work/restart.sqlite" >"$work/restart.out" 2>"$work/restart.err"
+"$bin" watch "$live" --timeout 1 --format json --store off >"$work/restart.off" 2>/dev/null
+same "restarted watch == watch --store off" <(sed 's/,"time":[0-9.e+-]*//' "$work/restart.out") \
+  <(sed 's/,"time":[0-9.e+-]*//' "$work/restart.off")
+read -r s r b <<<"$(served "$work/restart.err")"
+cp "$work/after_watch.sqlite" "$work/restart.rules.sqlite"
+"$bin" rules "$live" --steps :29 --format json --store "$work/restart.rules.sqlite" >/dev/null 2>"$work/restart.rules.err"
+read -r rs rr rb <<<"$(served "$work/restart.rules.err")"
+check "a restarted watch serves the stored steps and reads what rules would ($s served, $r read, $b bytes; rules: $rs, $rr, $rb)" \
+  test "${s:-0}" -gt 0 -a "${s:-0}" = "${rs:-x}" -a "${r:-x}" = "${rr:-y}"
+check "a restarted watch writes the rows of the newer steps" \
+  test "$(sqlite3 "$work/restart.sqlite" 'SELECT COUNT(DISTINCT step) FROM records')" = 15
+copy_steps 30 38
 touch "$live/training_job_end.ts"
+# Restarted after the end: its final pass serves every stored step.
+cp "$work/after_watch.sqlite" "$work/ended.sqlite"
+"$bin" watch "$live" --format json --store "$work/ended.sqlite" >"$work/ended.out" 2>"$work/ended.err"
+"$bin" watch "$live" --format json --store off >"$work/ended.off" 2>/dev/null
+same "watch restarted after the end == --store off" <(sed 's/,"time":[0-9.e+-]*//' "$work/ended.out") \
+  <(sed 's/,"time":[0-9.e+-]*//' "$work/ended.off")
+read -r s r b <<<"$(served "$work/ended.err")"
+check "watch restarted after the end serves the stored steps ($s)" test "${s:-0}" -gt 0
 "$bin" rules "$live" --format json --store off >"$work/live.off" 2>/dev/null
 "$bin" rules "$live" --format json >"$work/live.on" 2>"$work/live.err"
 same "rules after watch == off" "$work/live.off" "$work/live.on"

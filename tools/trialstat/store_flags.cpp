@@ -57,10 +57,13 @@ pipeline::statistics_source command_statistics::source() {
 
 void command_statistics::report() const {
   if (!state_->store) return;
-  const store::store_run_summary& s = state_->store->summary();
+  print_store_summary(state_->store->summary(), state_->store->path());
+}
+
+void print_store_summary(const store::store_run_summary& s, const std::filesystem::path& path) {
   if (s.served == 0) return;  // a cold run says nothing: its outputs are those of --store off
   fmt::print(stderr, "trialstat: store: {} record(s) from {}, {} read from the trial ({} bytes), {} written{}\n",
-             s.served, state_->store->path().string(), s.read, s.bytes_read, s.written,
+             s.served, path.string(), s.read, s.bytes_read, s.written,
              s.small > 0 ? fmt::format(" ({} small record(s) read: cheaper than their rows; "
                                        "TRIALSTAT_STORE_MIN_RECORD_BYTES, default {} for a local trial)",
                                        s.small, store::default_min_record_bytes)
