@@ -33,6 +33,9 @@ class held_rows {
   /// No row.
   static constexpr uint32_t none = UINT32_MAX;
 
+  /// Make room for about `bytes` of row data without moving it as rows arrive (a bound such as
+  /// the database file's size: memory is committed only as it is written).
+  void reserve(std::size_t bytes) { arena_.reserve(bytes); }
   /// Copy the row `v` (for the catalog entry `key`). A second row of the same key replaces the
   /// first in the index. Call `build_index` after the last `add`.
   void add(const entry_key& key, const row_view& v);
@@ -51,6 +54,11 @@ class held_rows {
   [[nodiscard]] uint64_t file_size_bytes(uint32_t i) const noexcept { return rows_[i].file_size_bytes; }
   /// The packed record (`pack_record`) of row `i`.
   [[nodiscard]] std::span<const std::byte> record(uint32_t i) const noexcept;
+  /// Keep `raw`, the unpacked record of row `i`, so that `unpacked(i)` gives it without
+  /// unpacking again (for small records: a run then holds their unpacked bytes).
+  void keep_unpacked(uint32_t i, std::span<const std::byte> raw);
+  /// The bytes `keep_unpacked` kept for row `i`; empty when none.
+  [[nodiscard]] std::span<const std::byte> unpacked(uint32_t i) const noexcept;
   /// Whether row `i` describes the record `identity` names (all but `previous` compared).
   [[nodiscard]] bool describes(uint32_t i, const row_identity& identity) const noexcept;
 
@@ -60,11 +68,14 @@ class held_rows {
     uint64_t file_size_bytes = 0;
     std::size_t offset = 0;          // into arena_: event_file, ranges, file_version, previous, record
     uint32_t lengths[5] = {};
+    std::size_t unpacked_offset = 0;  // into unpacked_
+    uint32_t unpacked_length = 0;
   };
   [[nodiscard]] std::string_view text(uint32_t i, int field) const noexcept;
 
   std::vector<row> rows_;
   std::vector<char> arena_;
+  std::vector<std::byte> unpacked_;
   std::vector<uint32_t> slots_;  // power of two; `none` = empty
 };
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "host/store/record_identity.hpp"
 
+#include <charconv>
+
 #include <fmt/format.h>
 
 #include "trialstat/plan/read_plan.hpp"
@@ -33,7 +35,11 @@ bool identity_cache::of(const trial::tensor_entry& entry, const stats::statistic
   std::optional<trial::file_id> file;
   plan::for_each_needed_record(entry, request, [&](const trial::record_location& at) {
     if (!out.ranges.empty()) out.ranges.push_back(';');
-    fmt::format_to(std::back_inserter(out.ranges), "{}+{}", at.start_bytes, at.length_bytes);
+    char text[48];  // "start+length"
+    char* end = std::to_chars(text, text + 20, at.start_bytes).ptr;
+    *end++ = '+';
+    end = std::to_chars(end, text + sizeof text, at.length_bytes).ptr;
+    out.ranges.append(text, static_cast<std::size_t>(end - text));
     file = at.event_file;
   });
   if (!file) return false;

@@ -26,6 +26,9 @@ namespace trialstat::store {
 namespace {
 
 using detail::entry_key;
+
+/// Unpacked records up to this size are kept from planning to their step (bytes).
+constexpr std::size_t kept_unpacked_bytes = 1024;
 struct entry_key_hasher {
   std::size_t operator()(const entry_key& k) const noexcept { return detail::entry_key_hash(k); }
 };
@@ -40,14 +43,20 @@ struct serve_state {
   bool also_read = false;
 };
 
-/// Decode the stored record `packed` of `entry` at `step` into `record` (its buffers reused), as
-/// the step reader fills one in this catalog.
-void decode_served(std::span<const std::byte> packed, std::size_t keep_previous, const trial::tensor_entry& entry,
-                   const stats::step_statistics& step, std::vector<std::byte>& raw, stats::statistics_record& record) {
+/// Decode the stored record of held row `held` (of `entry` at `step`) into `record` (its buffers
+/// reused), as the step reader fills one in this catalog.
+void decode_served(const detail::held_rows& rows, uint32_t held, std::size_t keep_previous,
+                   const trial::tensor_entry& entry, const stats::step_statistics& step, std::vector<std::byte>& raw,
+                   stats::statistics_record& record) {
   std::size_t at = 0;
-  // Decoded once already when the run was planned: the bytes are the same.
-  (void)unpack_record(packed, raw);
-  (void)stats::read_record(raw, at, record);
+  // Decoded once already when the run was planned: the bytes are the same (kept unpacked when
+  // small).
+  std::span<const std::byte> bytes = rows.unpacked(held);
+  if (bytes.empty()) {
+    (void)unpack_record(rows.record(held), raw);
+    bytes = raw;
+  }
+  (void)stats::read_record(bytes, at, record);
   if (record.previous.size() > keep_previous) record.previous.resize(keep_previous);
   record.tensor = entry.tensor;
   record.worker = entry.worker;
@@ -241,6 +250,11 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
   // Each matching row's bytes copied once into one arena (no allocation per row).
   detail::held_rows& rows = s.held;
   rows.clear();
+  {  // The rows copied are at most the database file: room for them once, no moves as they come.
+    std::error_code ec;
+    const auto file_bytes = std::filesystem::file_size(s.options.path, ec);
+    if (!ec) rows.reserve(static_cast<std::size_t>(std::min<uintmax_t>(file_bytes, uintmax_t{1} << 30)));
+  }
   int64_t damaged = 0;
   const auto on_row = [&](const row_view& v) {
     const auto tensor = tensor_ids.find(v.tensor);
@@ -366,6 +380,9 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
       }
       serving[held] = serve_state{static_cast<uint32_t>(history != nullptr ? expected_count : record.previous.size()),
                                   true, false};
+      // Small records stay unpacked (no second unpack when emitted); large ones (a log histogram
+      // unpacks to 12 KiB) are unpacked again at their step.
+      if (raw.size() <= kept_unpacked_bytes) rows.keep_unpacked(held, raw);
     }
   }
   s.summary.used = true;
@@ -433,7 +450,7 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
         }
       }
       stats::statistics_record& out = next_out();
-      decode_served(rows.record(held), serving[held].keep_previous, entry, step, s.raw, out);
+      decode_served(rows, held, serving[held].keep_previous, entry, step, s.raw, out);
       ++served_count;
       if (!from_inner) ++step_served;
       if (!out.raw_status.ok()) ++served_failed;
