@@ -13,10 +13,10 @@ shift $(( $# < 4 ? $# : 4 ))
 extra=("$@")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-run() {  # run BIN STORE: appends "wall cpu" of one rules run to $work/<tag>
-  local tag=$1 bin=$2 store=$3
-  /usr/bin/time -f "%e %U %S" -o "$work/t" "$bin" rules "$trial" --store "$store" ${extra[@]+"${extra[@]}"} >/dev/null 2>"$work/err" || [[ $? == 1 ]]
-  awk '{printf "%s %.3f\n", $1, $2 + $3}' "$work/t" >>"$work/$tag"
+run() {  # run TAG BIN STORE: appends "wall cpu" (seconds, ms resolution) of one rules run to $work/TAG
+  local tag=$1 bin=$2 store=$3 TIMEFORMAT='%3R %3U %3S'
+  { time "$bin" rules "$trial" --store "$store" ${extra[@]+"${extra[@]}"} >/dev/null 2>"$work/err" || true; } 2>"$work/t"
+  tail -n 1 "$work/t" | awk '{printf "%s %.3f\n", $1, $2 + $3}' >>"$work/$tag"
 }
 for ((i = 0; i < rounds; ++i)); do
   for name in A B; do

@@ -417,6 +417,14 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
       if (count == merged.size()) merged.emplace_back();
       return merged[count++];
     };
+    // A step without a served record passes through as read (no copy of its records).
+    bool any_served = false;
+    for (const trial::tensor_entry& entry : trial.entries_at(step.step)) {
+      if (served_row(entry_key{step.step, entry.tensor, entry.worker}) != detail::held_rows::none) {
+        any_served = true;
+        break;
+      }
+    }
     std::size_t next = 0;  // the inner source's records, in the same (worker, tensor) order
     for (const trial::tensor_entry& entry : trial.entries_at(step.step)) {
       const stats::statistics_request* request = plan.find(entry.tensor);
@@ -439,7 +447,7 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
           // A record predicted to enter the pairwise history that did not (it could not be
           // read): later served rows compared with it, so the rest of the run is read.
           if (!fresh.raw_status.ok() && predicted.count(key) != 0) mispredicted = true;
-          next_out() = fresh;
+          if (any_served) next_out() = fresh;
           // A new row, when the record describes its bytes for good.
           const auto signature = signatures.find(entry.tensor);
           if (s.write_failed || signature == signatures.end()) continue;
@@ -461,10 +469,11 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
                                          step.step, step.records.size() - next));
       return;
     }
-    const std::span<const stats::statistics_record> records(merged.data(), count);
+    const std::span<const stats::statistics_record> records =
+        any_served ? std::span<const stats::statistics_record>(merged.data(), count) : step.records;
     on_step(stats::step_statistics{step.step, step.mode, step.mode_step, records});
     ++emitted_steps;
-    emitted_records += static_cast<int64_t>(count);
+    emitted_records += static_cast<int64_t>(records.size());
     for (const auto& r : records) emitted_failed += r.raw_status.ok() ? 0 : 1;
     if (options.progress != nullptr && step_served > 0) options.progress->served(step_served);
     if (++steps_done % std::max<int64_t>(1, s.options.commit_every_steps) == 0) s.flush();
