@@ -281,7 +281,7 @@ struct rule_session::state {
     catch_up = {};
     pipeline_options written = options;
     written.stop_at_unfinished_records = false;
-    written.step_end = std::min(written.step_end.value_or(INT64_MAX), *upto + 1);
+    if (*upto < INT64_MAX) written.step_end = std::min(written.step_end.value_or(INT64_MAX), *upto + 1);
     catching_up = true;
     source_last_step = stream->last_step();
     auto counters = source_of_written(trial, stream->plan(), written, [&](const stats::step_statistics& step) {

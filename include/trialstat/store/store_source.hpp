@@ -7,10 +7,15 @@
 ///
 /// Pairwise statistics (update ratio, allclose against the previous steps of a tensor and
 /// worker) depend on the records before: a row is used only when the previous steps it compared
-/// with are the ones this run visits (same steps, same record identities). Once a record of a
-/// (tensor, worker) must be read, every later record of it in this run is read too, and the
-/// `history_depth` records before it are read (their stored rows are still what is emitted) so
-/// the executor holds the copies it compares with.
+/// with are the ones this run visits (same steps, same record identities). When a record of a
+/// (tensor, worker) must be read, the `history_depth` records before it are read too (their
+/// stored rows are still what is emitted) so the executor holds the copies it compares with; it
+/// is predicted to enter the history, so later rows that compared with its bytes are still
+/// served — and if it does not (it no longer decodes), the rest of the run is read without the
+/// store (`store_run_summary::restarts`).
+///
+/// Memory: the rows of the visited steps, packed (a few hundred bytes a record; records that
+/// unpack to at most 1 KiB are also held unpacked), for the run.
 #pragma once
 
 #include <cstdint>
