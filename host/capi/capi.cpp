@@ -18,12 +18,14 @@
 #include "trialstat/frontend/device_options.hpp"
 #include "trialstat/frontend/open_catalog.hpp"
 #include "trialstat/frontend/rule_invocations.hpp"
+#include "trialstat/frontend/store_choice.hpp"
 #include "trialstat/frontend/statistics_row.hpp"
 #include "trialstat/pipeline/rule_session.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 #include "trialstat/report/statistics_writer.hpp"
 #include "trialstat/rules/rule_config.hpp"
 #include "trialstat/stats/log_histogram.hpp"
+#include "trialstat/store/store_source.hpp"
 #include "trialstat/trial/catalog.hpp"
 
 struct trialstat_trial {
@@ -34,6 +36,8 @@ struct trialstat_trial {
   std::vector<uint32_t> worker_rank;
   std::vector<std::string> warnings;
   bool strict = false;  // trialstat_set_strict: unreadable records make rules Error
+  /// trialstat_set_store: the statistics store of later statistics and rule evaluations (null: off)
+  std::unique_ptr<trialstat::store::store_source> store;
 
   explicit trialstat_trial(trialstat::trial::catalog c) : catalog(std::move(c)) { reindex(); }
 
@@ -92,6 +96,24 @@ trialstat_status guarded(Body&& body) noexcept {
   }
 }
 
+/// trialstat_set_store: the store `choice` names for `trial` (replacing the one it had); its
+/// later problems become the trial's warnings.
+status set_store(trialstat_trial& trial, std::string_view choice) {
+  trial.store.reset();
+  auto options = trialstat::frontend::store_options(choice, trial.catalog.location(), [&trial](const status& s) {
+    trial.warnings.push_back(s.message());
+  });
+  if (!options) return options.error_status();
+  if (*options) trial.store = std::make_unique<trialstat::store::store_source>(std::move(**options));
+  return status::success();
+}
+
+/// Where `trial`'s statistics come from: its store, else the plain pipeline.
+trialstat::pipeline::statistics_source statistics_source(trialstat_trial& trial) {
+  if (!trial.store) return {};
+  return trial.store->source();
+}
+
 trialstat_status open_impl(const char* path, std::optional<int64_t> begin,
                            std::optional<int64_t> end, trialstat_trial** out) {
   if (out) *out = nullptr;
@@ -99,7 +121,14 @@ trialstat_status open_impl(const char* path, std::optional<int64_t> begin,
   return guarded([&] {
     auto catalog = trialstat::frontend::open_catalog(path, begin, end);
     if (!catalog) return fail(catalog.error_status());
-    *out = new trialstat_trial(std::move(*catalog));
+    auto trial = std::make_unique<trialstat_trial>(std::move(*catalog));
+    // TRIALSTAT_STORE (as the CLI and Python read it) chooses a store; without it, none.
+    if (const char* given = std::getenv("TRIALSTAT_STORE"); given != nullptr && *given != '\0') {
+      if (const status chosen = set_store(*trial, given); !chosen.ok()) {
+        trial->warnings.push_back("TRIALSTAT_STORE: " + chosen.message() + " (the trial is read)");
+      }
+    }
+    *out = trial.release();
     return TRIALSTAT_OK;
   });
 }
@@ -222,8 +251,9 @@ trialstat_status compute_statistics(trialstat_trial* trial, const trialstat_stat
                                                       : update_ratio_tensors::none});
     std::size_t written = 0;
     bool overflow = false;
-    auto run = trialstat::pipeline::run_statistics(
-        trial->catalog, plan, *pipeline_options, [&](const trialstat::stats::step_statistics& step) {
+    auto run = trialstat::pipeline::run_statistics_from(
+        statistics_source(*trial), trial->catalog, plan, *pipeline_options,
+        [&](const trialstat::stats::step_statistics& step) {
           for (const auto& r : step.records) {
             if (written == capacity) {
               overflow = true;
@@ -254,7 +284,7 @@ trialstat_status evaluate(trialstat_trial* trial,
   auto options = make_options(device);
   if (!options) return fail(options.error_status());
   options->strict = trial->strict;
-  auto run = trialstat::pipeline::evaluate_rules(trial->catalog, invocations, *options);
+  auto run = trialstat::pipeline::evaluate_rules(trial->catalog, invocations, *options, statistics_source(*trial));
   if (!run) return fail(run.error_status());
   auto results = std::make_unique<trialstat_rule_results>();
   results->results = std::move(*run);
@@ -542,6 +572,27 @@ trialstat_status trialstat_rule_result_finding(const trialstat_rule_results* res
 
 void trialstat_set_strict(trialstat_trial* trial, int strict) {
   if (trial) trial->strict = strict != 0;
+}
+
+trialstat_status trialstat_set_store(trialstat_trial* trial, const char* store) {
+  if (!trial || !store) return fail(TRIALSTAT_INVALID_ARGUMENT, "trialstat_set_store: NULL argument");
+  return guarded([&] {
+    const status chosen = set_store(*trial, store);
+    return chosen.ok() ? TRIALSTAT_OK : fail(chosen);
+  });
+}
+
+trialstat_status trialstat_get_store_summary(const trialstat_trial* trial, trialstat_store_summary* out) {
+  if (!trial || !out) return fail(TRIALSTAT_INVALID_ARGUMENT, "trialstat_get_store_summary: NULL argument");
+  *out = trialstat_store_summary{};
+  if (!trial->store) return fail(TRIALSTAT_NOT_FOUND, "trialstat_get_store_summary: the trial has no statistics store");
+  const trialstat::store::store_run_summary& s = trial->store->summary();
+  out->path = trial->store->path().c_str();
+  out->served = s.served;
+  out->read = s.read;
+  out->written = s.written;
+  out->bytes_read = s.bytes_read;
+  return TRIALSTAT_OK;
 }
 
 size_t trialstat_rule_result_num_skipped(const trialstat_rule_results* results, size_t rule) {

@@ -26,7 +26,7 @@ class terminal_progress final : public progress_reporter {
   void begin(int64_t total_steps, int64_t total_bytes) override {
     total_steps_ = total_steps;
     total_bytes_ = total_bytes;
-    steps_ = bytes_ = 0;
+    steps_ = bytes_ = served_ = 0;
     start_ = last_draw_ = clock_type::now();
     active_ = true;
     draw(true);
@@ -43,6 +43,10 @@ class terminal_progress final : public progress_reporter {
     }
   }
 
+  void served(int64_t records) override {
+    if (active_) served_ += records;
+  }
+
   void end() override {
     if (!active_) return;
     draw(false);
@@ -56,9 +60,11 @@ class terminal_progress final : public progress_reporter {
     const double elapsed = std::chrono::duration<double>(clock_type::now() - start_).count();
     const double mb = 1e6;
     std::string line = fmt::format("{}: {}/{} steps", label_, steps_, total_steps_);
+    if (served_ > 0) line += fmt::format(", {} records from the store", served_);
     if (total_bytes_ > 0) line += fmt::format(", {:.0f}/{:.0f} MB", bytes_ / mb, total_bytes_ / mb);
     if (!first && elapsed > 0) {
-      line += fmt::format(", {:.1f} MB/s", bytes_ / mb / elapsed);
+      // No rate when nothing is read (a run the statistics store serves entirely).
+      if (total_bytes_ > 0 || bytes_ > 0) line += fmt::format(", {:.1f} MB/s", bytes_ / mb / elapsed);
       // ETA from bytes when known (steps can differ in size), else from steps.
       double fraction = 0;
       if (total_bytes_ > 0) {
@@ -76,7 +82,7 @@ class terminal_progress final : public progress_reporter {
 
   std::string label_;
   std::FILE* out_;
-  int64_t total_steps_ = 0, total_bytes_ = 0, steps_ = 0, bytes_ = 0;
+  int64_t total_steps_ = 0, total_bytes_ = 0, steps_ = 0, bytes_ = 0, served_ = 0;
   clock_type::time_point start_, last_draw_;
   bool active_ = false;
 };

@@ -117,14 +117,14 @@ class watch_loop {
           refresh();
           auto done = session_->finish();
           if (!done) return done.error_status();
-          steps_evaluated_ += done->counters.steps;
+          count(done->counters);
           report_rules();
           return end(ended ? end_reason::training_ended : end_reason::stop_signal);
         }
         if (!options_.wait_for_collections || !catalog_->collections().empty()) {
           auto progress = session_->advance();
           if (!progress) return progress.error_status();
-          steps_evaluated_ += progress->counters.steps;
+          count(progress->counters);
           report_unfinished(*progress);
         } else {
           waiting("waiting for a collections file (it carries num_workers)");
@@ -154,6 +154,12 @@ class watch_loop {
     emit(std::move(e));
   }
 
+  void count(const pipeline::pipeline_counters& counters) {
+    steps_evaluated_ += counters.steps;
+    records_ += counters.records;
+    bytes_read_ += counters.bytes_read;
+  }
+
   status open_catalog() {
     std::error_code ec;
     if (!remote_ && !fs::is_directory(root_, ec)) {
@@ -173,7 +179,7 @@ class watch_loop {
     }
     catalog_.emplace(std::move(*opened));
     session_.emplace(*catalog_, std::move(invocations_), options_.pipeline, /*live=*/true,
-                     pipeline::statistics_source{}, options_.on_step_records);
+                     options_.written_steps, options_.on_step_records);
     report_warnings();
     watch_event e;
     e.kind = event_kind::started;
@@ -337,6 +343,8 @@ class watch_loop {
     watch_outcome outcome;
     outcome.reason = reason;
     outcome.steps_evaluated = steps_evaluated_;
+    outcome.records = records_;
+    outcome.bytes_read = bytes_read_;
     if (session_) {
       outcome.results.assign(session_->results().begin(), session_->results().end());
       outcome.last_step = session_->last_step();
@@ -413,6 +421,8 @@ class watch_loop {
   std::size_t warnings_seen_ = 0;
   std::size_t skipped_seen_ = 0;
   int64_t steps_evaluated_ = 0;
+  int64_t records_ = 0;
+  int64_t bytes_read_ = 0;
   std::string last_waiting_;
   std::string last_refresh_error_;
   std::optional<int64_t> last_reported_step_;

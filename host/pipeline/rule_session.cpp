@@ -5,6 +5,7 @@
 #include "trialstat/pipeline/rule_session.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <tuple>
 
@@ -65,6 +66,8 @@ struct rule_session::state {
   std::vector<std::unique_ptr<other_trial>> others;  // stable addresses: rules keep the catalogs
   std::optional<statistics_stream> stream;
   statistics_source source;                 // replaces stream->advance when set (not live)
+  statistics_source catch_up;               // live: the steps written before the first run
+  bool catching_up = false;                 // steps come from catch_up now
   step_observer observer;                   // told each step after the rules
   std::optional<int64_t> source_last_step;
   pipeline_options options;
@@ -89,7 +92,7 @@ struct rule_session::state {
       t.step = r.findings.front().step;
       t.finding = r.findings.front();
     } else if (stream) {
-      t.step = source ? source_last_step : stream->last_step();
+      t.step = source || catching_up ? source_last_step : stream->last_step();
     }
     r.status = to;
     if (to == rules::rule_status::error) r.status_details = t.details;
@@ -257,6 +260,40 @@ struct rule_session::state {
     }
   }
 
+  /// Live, before the stream's first step: the steps already written (in range, complete, their
+  /// records wholly in their files; with `include_incomplete` every step) come from `catch_up`
+  /// (the statistics store: what it holds is served, the rest read), evaluated as the stream
+  /// would deliver them; the stream then resumes after them, reading the pairwise history it
+  /// needs. Rows of what `catch_up` reads are its own to write: the observer is not told.
+  result<pipeline_counters> run_catch_up(bool include_incomplete,
+                                         const std::function<void(const stats::step_statistics&)>& evaluate) {
+    std::optional<int64_t> upto;
+    for (const trial::step_info& info : trial.step_infos()) {
+      if (!step_in_range(info.step, stream->plan(), options)) continue;
+      if (!include_incomplete &&
+          (!trial.is_complete(info.step) || !step_records_written(trial, stream->plan(), options, info).ok())) {
+        break;
+      }
+      upto = info.step;
+    }
+    if (!upto) return pipeline_counters{};  // nothing written yet: the next run tries again
+    const statistics_source source_of_written = std::move(catch_up);
+    catch_up = {};
+    pipeline_options written = options;
+    written.stop_at_unfinished_records = false;
+    if (*upto < INT64_MAX) written.step_end = std::min(written.step_end.value_or(INT64_MAX), *upto + 1);
+    catching_up = true;
+    source_last_step = stream->last_step();
+    auto counters = source_of_written(trial, stream->plan(), written, [&](const stats::step_statistics& step) {
+      evaluate(step);
+      source_last_step = step.step;
+    });
+    catching_up = false;
+    if (!counters) return counters;
+    stream->resume_after(*upto);
+    return counters;
+  }
+
   result<session_progress> run(bool include_incomplete) {
     session_progress progress;
     if (active.empty()) return progress;
@@ -265,19 +302,33 @@ struct rule_session::state {
       progress.replanned = true;
       if (active.empty()) return progress;
     }
-    const step_callback on_step = [&](const stats::step_statistics& step) {
+    const auto evaluate = [&](const stats::step_statistics& step) {
       note_skipped(step);
       for (const std::size_t i : active) {
         deliver_other_step(i, step.step);
         invocations[i].rule->evaluate_step(trial, step, results[i].findings);
       }
+    };
+    const step_callback on_step = [&](const stats::step_statistics& step) {
+      evaluate(step);
       if (observer) observer(trial, stream->plan(), step);
       source_last_step = step.step;
     };
+    pipeline_counters caught;
+    if (catch_up && !stream->last_step()) {
+      auto counters = run_catch_up(include_incomplete, evaluate);
+      if (!counters) return counters.error_status();
+      caught = std::move(*counters);
+    }
     auto counters = source ? source(trial, stream->plan(), options, on_step)
                            : stream->advance(on_step, include_incomplete);
     if (!counters) return counters.error_status();
     progress.counters = std::move(*counters);
+    progress.counters.steps += caught.steps;
+    progress.counters.records += caught.records;
+    progress.counters.failed_records += caught.failed_records;
+    progress.counters.bytes_read += caught.bytes_read;
+    progress.counters.tensor_bytes += caught.tensor_bytes;
     progress.last_step = source ? source_last_step : stream->last_step();
     collect_problems();
     note_findings();
@@ -290,7 +341,11 @@ rule_session::rule_session(const trial::catalog& trial, std::vector<rule_invocat
                            step_observer observer)
     : state_(std::make_unique<state>(trial, std::move(rules), options, live)) {
   state& s = *state_;
-  if (!live) s.source = std::move(source);
+  if (live) {
+    s.catch_up = std::move(source);
+  } else {
+    s.source = std::move(source);
+  }
   s.observer = std::move(observer);
   s.results.resize(s.invocations.size());
   s.watched.resize(s.invocations.size());

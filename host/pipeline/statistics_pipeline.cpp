@@ -142,6 +142,11 @@ status check_step_files(const trial::catalog& trial, const plan::read_plan& plan
 
 }  // namespace
 
+status step_records_written(const trial::catalog& trial, const plan::read_plan& plan, const pipeline_options& options,
+                            const trial::step_info& info) {
+  return check_step_files(trial, plan, options, info);
+}
+
 bool step_in_range(int64_t step, const plan::read_plan& plan, const pipeline_options& options) noexcept {
   for (const auto& begin : {plan.step_begin, options.step_begin}) {
     if (begin && step < *begin) return false;
@@ -178,6 +183,8 @@ struct statistics_stream::state {
   /// Verified batches of a device run (set with the executor).
   std::optional<detail::device_verifier> verifier;
   std::optional<int64_t> last_step;
+  /// `resume_after`: the next `advance` first reads the steps of the pairwise history it needs.
+  bool prime_history = false;
   /// The step batches: at least two; more for small steps (see `batches_for`).
   std::vector<std::unique_ptr<detail::step_batch>> batches;
   stats::tensor_batch work;
@@ -257,13 +264,17 @@ struct statistics_stream::state {
 statistics_stream::statistics_stream(const trial::catalog& trial, plan::read_plan plan,
                                      pipeline_options options)
     : state_(std::make_unique<state>(
-          state{trial, std::move(plan), std::move(options), nullptr, std::nullopt, std::nullopt, {}, {}})) {}
+          state{trial, std::move(plan), std::move(options), nullptr, std::nullopt, std::nullopt, false, {}, {}})) {}
 statistics_stream::~statistics_stream() = default;
 statistics_stream::statistics_stream(statistics_stream&&) noexcept = default;
 statistics_stream& statistics_stream::operator=(statistics_stream&&) noexcept = default;
 
 std::optional<int64_t> statistics_stream::last_step() const noexcept { return state_->last_step; }
 void statistics_stream::set_plan(plan::read_plan plan) { state_->plan = std::move(plan); }
+void statistics_stream::resume_after(int64_t step) {
+  state_->last_step = step;
+  state_->prime_history = true;
+}
 void statistics_stream::set_stop_at_unfinished_records(bool stop) noexcept {
   state_->options.stop_at_unfinished_records = stop;
 }
@@ -529,6 +540,18 @@ result<pipeline_counters> statistics_stream::advance(const step_callback& on_ste
     const state::step_size size = s.step_bytes(info.step);
     state::add_saturated(total, todo_bytes.emplace_back(size.wanted));
     largest = std::max(largest, size.held);
+  }
+  if (s.prime_history) {
+    // After `resume_after`: the steps whose records the first new ones compare with are read
+    // (into the executor's pairwise history), not emitted.
+    s.prime_history = false;
+    const std::vector<trial::step_info> history = detail::history_steps_before(s.trial, s.plan, s.options, todo.front().step);
+    if (!history.empty()) {
+      const std::vector<int64_t> none(history.size(), 0);
+      const detail::pass_outcome primed =
+          s.run_pass(history, history.size(), none, s.largest_held(history), {}, counters);
+      if (!primed.failure.ok()) return primed.failure;
+    }
   }
   if (progress != nullptr) progress->begin(static_cast<int64_t>(todo.size()), total);
   const state::emit_function emit = [&](const trial::step_info& info, std::span<const stats::statistics_record> records,

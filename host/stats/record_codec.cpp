@@ -92,7 +92,11 @@ class reader {
   void str(std::string& s) {
     uint64_t n = 0;
     const std::byte* p = bytes(n);
-    if (p != nullptr) s.assign(reinterpret_cast<const char*>(p), n);
+    if (p != nullptr) {
+      s.assign(reinterpret_cast<const char*>(p), n);
+    } else if (ok_) {
+      s.clear();  // an empty string (a reused record must not keep the old text)
+    }
   }
   template <typename T>
   void opt(std::optional<T>& o) {

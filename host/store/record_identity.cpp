@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "host/store/record_identity.hpp"
 
+#include <charconv>
+
 #include <fmt/format.h>
 
 #include "trialstat/plan/read_plan.hpp"
@@ -22,37 +24,59 @@ status identity_cache::probe() {
 std::optional<row_identity> identity_cache::of(const trial::tensor_entry& entry,
                                                const stats::statistics_request& request) {
   row_identity out;
+  if (!of(entry, request, out)) return std::nullopt;
+  return out;
+}
+
+bool identity_cache::of(const trial::tensor_entry& entry, const stats::statistics_request& request,
+                        row_identity& out) {
+  out.ranges.clear();
+  out.previous.clear();
   std::optional<trial::file_id> file;
   plan::for_each_needed_record(entry, request, [&](const trial::record_location& at) {
     if (!out.ranges.empty()) out.ranges.push_back(';');
-    fmt::format_to(std::back_inserter(out.ranges), "{}+{}", at.start_bytes, at.length_bytes);
+    char text[48];  // "start+length"
+    char* end = std::to_chars(text, text + 20, at.start_bytes).ptr;
+    *end++ = '+';
+    end = std::to_chars(end, text + sizeof text, at.length_bytes).ptr;
+    out.ranges.append(text, static_cast<std::size_t>(end - text));
     file = at.event_file;
   });
-  if (!file) return std::nullopt;
+  if (!file) return false;
   auto it = files_.find(*file);
   if (it == files_.end()) {
     auto known = trial_.source().identify(trial_.event_file_key(*file));
     it = files_.emplace(*file, known ? *known : std::nullopt).first;
   }
-  if (!it->second) return std::nullopt;
-  out.event_file = std::string(trial_.event_file_key(*file));
+  if (!it->second) return false;
+  out.event_file.assign(trial_.event_file_key(*file));
   out.file_size_bytes = it->second->size_bytes;
-  out.file_version = it->second->version;
-  return out;
+  out.file_version.assign(it->second->version);
+  return true;
 }
 
-std::string fingerprint(const row_identity& identity) {
-  return fmt::format("{}:{}:{}:{}", identity.event_file, identity.ranges, identity.file_size_bytes,
-                     identity.file_version);
+uint64_t identity_hash(const row_identity& identity) noexcept {
+  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64
+  const auto add = [&](std::string_view text) {
+    for (const char c : text) {
+      hash ^= static_cast<unsigned char>(c);
+      hash *= 0x100000001b3ULL;
+    }
+  };
+  char size[24];
+  const auto size_end = fmt::format_to(size, "{}", identity.file_size_bytes);
+  add(identity.event_file);
+  add(":");
+  add(identity.ranges);
+  add(":");
+  add(std::string_view(size, static_cast<std::size_t>(size_end - size)));
+  add(":");
+  add(identity.file_version);
+  return hash;
 }
 
-std::string previous_fingerprint(int64_t step, std::string_view fingerprint) {
-  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64 of the identity: 16 hex digits per step
-  for (const char c : fingerprint) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 0x100000001b3ULL;
-  }
-  return fmt::format("{}:{:016x}", step, hash);
+void append_previous_item(std::string& out, int64_t step, uint64_t hash) {
+  fmt::format_to(std::back_inserter(out), "{}:{:016x}", step, hash);
 }
 
 }  // namespace trialstat::store::detail

@@ -28,16 +28,21 @@ class identity_cache {
   /// when it reads none, or when its event file is missing or cannot be asked (read it).
   [[nodiscard]] std::optional<row_identity> of(const trial::tensor_entry& entry,
                                                const stats::statistics_request& request);
+  /// As above into `out` (its strings' capacity reused: no allocation per entry once warm);
+  /// false where the above gives nullopt (`out` is then unspecified).
+  [[nodiscard]] bool of(const trial::tensor_entry& entry, const stats::statistics_request& request,
+                        row_identity& out);
 
  private:
   const trial::catalog& trial_;
   std::unordered_map<trial::file_id, std::optional<io::object_identity>> files_;
 };
 
-/// One text for all the fields of `identity` but `previous` (what a later row compares with).
-[[nodiscard]] std::string fingerprint(const row_identity& identity);
-/// "step:<FNV-1a 64 of fingerprint, 16 hex digits>", an item of row_identity::previous (a
-/// changed identity changes it but for a 2^-64 chance).
-[[nodiscard]] std::string previous_fingerprint(int64_t step, std::string_view fingerprint);
+/// FNV-1a 64 of the text "event_file:ranges:file_size_bytes:file_version" of `identity` (all
+/// its fields but `previous`: what a later row compares with), hashed in place.
+[[nodiscard]] uint64_t identity_hash(const row_identity& identity) noexcept;
+/// Append "step:<hash, 16 hex digits>", an item of row_identity::previous (a changed identity
+/// changes it but for a 2^-64 chance).
+void append_previous_item(std::string& out, int64_t step, uint64_t hash);
 
 }  // namespace trialstat::store::detail

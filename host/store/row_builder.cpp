@@ -74,7 +74,7 @@ std::optional<stored_row> make_row(const trial::catalog& trial, identity_cache& 
     const auto before_identity = before != nullptr ? identities.of(*before, request) : std::nullopt;
     if (!before_identity) return std::nullopt;
     if (!described.previous.empty()) described.previous.push_back('|');
-    described.previous += previous_fingerprint(previous.previous_step, fingerprint(*before_identity));
+    append_previous_item(described.previous, previous.previous_step, identity_hash(*before_identity));
   }
   if (request.history_depth > 0 && static_cast<int>(fresh.previous.size()) < request.history_depth &&
       history_cut_short(trial, entry, fresh, request)) {

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "host/store/held_rows.hpp"
 #include "host/store/record_identity.hpp"
 #include "host/store/row_builder.hpp"
 #include "trialstat/stats/record_codec.hpp"
@@ -24,47 +25,44 @@
 namespace trialstat::store {
 namespace {
 
-/// (step, tensor, worker) of one catalog entry.
-struct entry_key {
-  int64_t step = 0;
-  trial::tensor_id tensor = 0;
-  trial::worker_id worker = 0;
-  friend bool operator==(const entry_key&, const entry_key&) = default;
-};
-struct entry_key_hash {
-  std::size_t operator()(const entry_key& k) const noexcept {
-    uint64_t h = static_cast<uint64_t>(k.step) * 0x9e3779b97f4a7c15ULL;
-    h ^= (static_cast<uint64_t>(k.tensor) << 32 | k.worker) + 0x7f4a7c159e3779b9ULL + (h << 6) + (h >> 2);
-    return static_cast<std::size_t>(h);
-  }
+using detail::entry_key;
+
+/// Unpacked records up to this size are kept from planning to their step (bytes).
+constexpr std::size_t kept_unpacked_bytes = 1024;
+struct entry_key_hasher {
+  std::size_t operator()(const entry_key& k) const noexcept { return detail::entry_key_hash(k); }
 };
 
-/// A record the store serves in this run, kept packed until its step is emitted (a run holds
-/// its rows' packed bytes, not decoded records: a log histogram alone decodes to 12 KiB);
+/// What this run does with a held row: `served` (emitted from the store at its step);
 /// `also_read`: read anyway, for the pairwise history of a later record that must be read (the
 /// stored record is still the one emitted); `keep_previous`: comparisons to keep (the run's
 /// range starts after the older ones).
-struct served_record {
-  std::vector<std::byte> packed;
-  std::size_t keep_previous = 0;
+struct serve_state {
+  uint32_t keep_previous = 0;
+  bool served = false;
   bool also_read = false;
 };
 
-/// The stored record of `entry` at `step`, as the step reader fills one in this catalog.
-stats::statistics_record decode_served(const served_record& served, const trial::tensor_entry& entry,
-                                       const stats::step_statistics& step, std::vector<std::byte>& raw) {
-  stats::statistics_record record;
+/// Decode the stored record of held row `held` (of `entry` at `step`) into `record` (its buffers
+/// reused), as the step reader fills one in this catalog.
+void decode_served(const detail::held_rows& rows, uint32_t held, std::size_t keep_previous,
+                   const trial::tensor_entry& entry, const stats::step_statistics& step, std::vector<std::byte>& raw,
+                   stats::statistics_record& record) {
   std::size_t at = 0;
-  // Decoded once already when the run was planned: the bytes are the same.
-  (void)unpack_record(served.packed, raw);
-  (void)stats::read_record(raw, at, record);
-  if (record.previous.size() > served.keep_previous) record.previous.resize(served.keep_previous);
+  // Decoded once already when the run was planned: the bytes are the same (kept unpacked when
+  // small).
+  std::span<const std::byte> bytes = rows.unpacked(held);
+  if (bytes.empty()) {
+    (void)unpack_record(rows.record(held), raw);
+    bytes = raw;
+  }
+  (void)stats::read_record(bytes, at, record);
+  if (record.previous.size() > keep_previous) record.previous.resize(keep_previous);
   record.tensor = entry.tensor;
   record.worker = entry.worker;
   record.step = step.step;
   record.mode = step.mode;
   record.mode_step = step.mode_step;
-  return record;
 }
 
 /// Thrown out of a step callback (and the pipeline, which joins its reader thread on the way) to
@@ -101,6 +99,8 @@ struct store_source::state {
   std::vector<stored_row> pending;
   std::vector<std::byte> scratch;
   std::vector<std::byte> raw;  // a served record's unpacked bytes (emit)
+  detail::held_rows held;      // the rows of the run at hand
+  std::vector<stats::statistics_record> merged;  // a step's records (reused)
   /// Rows are written on a thread of their own while the run computes the next steps (SQLite's
   /// inserts would otherwise delay every 64th step); `finish_writes` waits for it. The
   /// connection is used by that thread alone while it runs.
@@ -247,21 +247,21 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
   for (const auto& [tensor, signature] : signatures) tensor_ids.emplace(names[tensor], tensor);
   std::unordered_map<std::string_view, trial::worker_id> worker_ids;
   for (trial::worker_id w = 0; w < workers.size(); ++w) worker_ids.emplace(workers[w], w);
-  struct candidate {
-    row_identity identity;
-    std::vector<std::byte> packed;
-  };
-  std::unordered_map<entry_key, candidate, entry_key_hash> rows;
+  // Each matching row's bytes copied once into one arena (no allocation per row).
+  detail::held_rows& rows = s.held;
+  rows.clear();
+  {  // The rows copied are at most the database file: room for them once, no moves as they come.
+    std::error_code ec;
+    const auto file_bytes = std::filesystem::file_size(s.options.path, ec);
+    if (!ec) rows.reserve(static_cast<std::size_t>(std::min<uintmax_t>(file_bytes, uintmax_t{1} << 30)));
+  }
   int64_t damaged = 0;
   const auto on_row = [&](const row_view& v) {
     const auto tensor = tensor_ids.find(v.tensor);
     if (tensor == tensor_ids.end() || signatures.find(tensor->second)->second != v.request) return;
     const auto worker = worker_ids.find(v.worker);
     if (worker == worker_ids.end()) return;
-    candidate& c = rows[entry_key{v.step, tensor->second, worker->second}];
-    c.identity = {std::string(v.event_file), std::string(v.ranges), v.file_size_bytes, std::string(v.file_version),
-                  std::string(v.previous)};
-    c.packed.assign(v.record.begin(), v.record.end());
+    rows.add(entry_key{v.step, tensor->second, worker->second}, v);
   };
   status loaded = !s.options.serve ? status::success()
                                    : s.db->read_row_views(visits.front()->step, visits.back()->step, on_row, &damaged);
@@ -275,23 +275,35 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
                               s.options.path.string(), damaged)));
   }
 
+  rows.build_index();
+
   // Which records come from the store.
   const int64_t history_reads_before = s.summary.history_reads;
   const int64_t restarts_before = s.summary.restarts;
   const int64_t min_bytes = min_record_bytes_for(s.options, trial);
-  std::unordered_map<entry_key, served_record, entry_key_hash> served;
+  std::vector<serve_state> serving(rows.size());
   struct history_state {
-    std::deque<std::pair<int64_t, std::string>> kept;  // (step, fingerprint) the executor would hold
+    std::deque<std::pair<int64_t, uint64_t>> kept;  // (step, identity hash) the executor would hold
     std::deque<entry_key> kept_keys;
     bool reading = false;  // a read whose outcome cannot be predicted: every later one is read too
   };
   // Records read whose pairwise history later served rows rely on: predicted to enter the
   // executor's history (a raw record that decodes); checked when they arrive (`emit`).
-  std::unordered_set<entry_key, entry_key_hash> predicted;
+  std::unordered_set<entry_key, entry_key_hasher> predicted;
   std::unordered_map<uint64_t, history_state> histories;
   std::vector<std::byte> raw;
+  row_identity identity;          // of the entry at hand (buffers reused)
+  std::string expected_previous;  // what its row must have compared with (buffer reused)
+  stats::statistics_record record;
   int64_t to_read = 0;  // entries the inner source must read (history copies aside)
-  served.reserve(rows.size());
+  const auto keep = [](history_state& history, int depth, int64_t step, uint64_t hash, const entry_key& key) {
+    history.kept.emplace_back(step, hash);
+    history.kept_keys.push_back(key);
+    while (static_cast<int>(history.kept.size()) > depth) {
+      history.kept.pop_front();
+      history.kept_keys.pop_front();
+    }
+  };
   for (const trial::step_info* info : visits) {
     for (const trial::tensor_entry& entry : trial.entries_at(info->step)) {
       const stats::statistics_request* request = plan.find(entry.tensor);
@@ -300,97 +312,95 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
       const auto signature = signatures.find(entry.tensor);
       history_state* history =
           request->history_depth > 0 ? &histories[static_cast<uint64_t>(entry.tensor) << 32 | entry.worker] : nullptr;
-      const auto read_it = [&](const std::optional<row_identity>& identity) {
+      const auto read_it = [&](const row_identity* known) {
         ++to_read;
         if (history == nullptr || history->reading) return;
         // The executor needs the copies this read compares with: served ones are read too.
         for (const entry_key& before : history->kept_keys) {
-          const auto it = served.find(before);
-          if (it != served.end() && !it->second.also_read) {
-            it->second.also_read = true;
+          const uint32_t held = rows.find(before);
+          if (held != detail::held_rows::none && serving[held].served && !serving[held].also_read) {
+            serving[held].also_read = true;
             ++s.summary.history_reads;
           }
         }
-        if (!s.options.serve || !entry.raw || !identity) {
+        if (!s.options.serve || !entry.raw || known == nullptr) {
           history->reading = true;  // its outcome and identity unknown: read every later one
           return;
         }
         // Predicted to enter the history (verified in `emit`): later rows that compared with
         // these bytes can still be served.
-        history->kept.emplace_back(info->step, detail::fingerprint(*identity));
-        history->kept_keys.push_back(key);
-        while (static_cast<int>(history->kept.size()) > request->history_depth) {
-          history->kept.pop_front();
-          history->kept_keys.pop_front();
-        }
+        keep(*history, request->history_depth, info->step, detail::identity_hash(*known), key);
         predicted.insert(key);
       };
       if (signature == signatures.end() || (history != nullptr && history->reading)) {
-        read_it(std::nullopt);
+        read_it(nullptr);
         continue;
       }
       if (static_cast<int64_t>(std::min<uint64_t>(detail::needed_record_bytes(entry, *request), INT64_MAX)) <
           min_bytes) {
         ++s.summary.small;  // cheaper to read than to keep
-        read_it(std::nullopt);
+        read_it(nullptr);
         continue;
       }
-      const auto identity = identities.of(entry, *request);
-      const auto row = rows.find(key);
-      if (!identity || row == rows.end()) {
-        read_it(identity);
+      const bool identified = identities.of(entry, *request, identity);
+      const uint32_t held = identified ? rows.find(key) : detail::held_rows::none;
+      if (held == detail::held_rows::none) {
+        read_it(identified ? &identity : nullptr);
         continue;
       }
       // The previous steps this run compares with (newest first): the row's, or their newest
       // part when this run holds fewer (a step range that starts later: the plain run compares
       // with what it visited, so the older comparisons are dropped from the record).
-      std::string expected_previous;
+      expected_previous.clear();
       std::size_t expected_count = 0;
       if (history != nullptr) {
         for (auto it = history->kept.rbegin(); it != history->kept.rend(); ++it, ++expected_count) {
           if (!expected_previous.empty()) expected_previous.push_back('|');
-          expected_previous += detail::previous_fingerprint(it->first, it->second);
+          detail::append_previous_item(expected_previous, it->first, it->second);
         }
       }
-      const row_identity& held = row->second.identity;
+      const std::string_view held_previous = rows.previous(held);
       const bool previous_match =
-          held.previous == expected_previous ||
-          (expected_previous.empty() ? !held.previous.empty()
-                                     : held.previous.starts_with(expected_previous) &&
-                                           held.previous[expected_previous.size()] == '|');
-      row_identity wanted = *identity;
-      wanted.previous = held.previous;
-      stats::statistics_record record;
+          held_previous == expected_previous ||
+          (expected_previous.empty() ? !held_previous.empty()
+                                     : held_previous.starts_with(expected_previous) &&
+                                           held_previous.size() > expected_previous.size() &&
+                                           held_previous[expected_previous.size()] == '|');
       std::size_t at = 0;
-      bool valid = previous_match && held == wanted && unpack_record(row->second.packed, raw).ok() &&
-                   stats::read_record(raw, at, record) && at == raw.size();
+      const bool valid = previous_match && rows.describes(held, identity) &&
+                         unpack_record(rows.record(held), raw).ok() && stats::read_record(raw, at, record) &&
+                         at == raw.size();
       if (!valid) {
         ++s.summary.stale;
-        read_it(identity);
+        read_it(&identity);
         continue;
       }
       if (history != nullptr && record.raw_status.ok()) {  // computed: the executor would keep it
-        history->kept.emplace_back(info->step, detail::fingerprint(*identity));
-        history->kept_keys.push_back(key);
-        while (static_cast<int>(history->kept.size()) > request->history_depth) {
-          history->kept.pop_front();
-          history->kept_keys.pop_front();
-        }
+        keep(*history, request->history_depth, info->step, detail::identity_hash(identity), key);
       }
-      served.emplace(key, served_record{std::move(row->second.packed),
-                                        history != nullptr ? expected_count : record.previous.size(), false});
+      serving[held] = serve_state{static_cast<uint32_t>(history != nullptr ? expected_count : record.previous.size()),
+                                  true, false};
+      // Small records stay unpacked (no second unpack when emitted); large ones (a log histogram
+      // unpacks to 12 KiB) are unpacked again at their step.
+      if (raw.size() <= kept_unpacked_bytes) rows.keep_unpacked(held, raw);
     }
   }
-  rows.clear();
   s.summary.used = true;
+
+  // The held row a record is served from, or none.
+  const auto served_row = [&rows, &serving](const entry_key& key) {
+    const uint32_t held = rows.find(key);
+    return held != detail::held_rows::none && serving[held].served ? held : detail::held_rows::none;
+  };
 
   // Read what the store lacks; merge each step's records back into the plain run's order.
   pipeline::pipeline_options inner_options = options;
-  inner_options.read_entry = [&served](const trial::tensor_entry& entry) {
-    const auto it = served.find(entry_key{entry.step, entry.tensor, entry.worker});
-    return it == served.end() || it->second.also_read;
+  inner_options.read_entry = [&served_row, &serving](const trial::tensor_entry& entry) {
+    const uint32_t held = served_row(entry_key{entry.step, entry.tensor, entry.worker});
+    return held == detail::held_rows::none || serving[held].also_read;
   };
-  std::vector<stats::statistics_record> merged;
+  // A step's records; the elements (and their buffers) are reused from step to step.
+  std::vector<stats::statistics_record>& merged = s.merged;
   bool mispredicted = false;
   int64_t emitted_steps = 0;
   int64_t emitted_records = 0;
@@ -401,14 +411,28 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
   status merge_failure;
   const auto emit = [&](const stats::step_statistics& step) {
     if (!merge_failure.ok()) return;
-    merged.clear();
+    std::size_t count = 0;  // records of this step in `merged`
+    int64_t step_served = 0;  // of them, from the store alone
+    const auto next_out = [&]() -> stats::statistics_record& {
+      if (count == merged.size()) merged.emplace_back();
+      return merged[count++];
+    };
+    // A step without a served record passes through as read (no copy of its records).
+    bool any_served = false;
+    for (const trial::tensor_entry& entry : trial.entries_at(step.step)) {
+      if (served_row(entry_key{step.step, entry.tensor, entry.worker}) != detail::held_rows::none) {
+        any_served = true;
+        break;
+      }
+    }
     std::size_t next = 0;  // the inner source's records, in the same (worker, tensor) order
     for (const trial::tensor_entry& entry : trial.entries_at(step.step)) {
       const stats::statistics_request* request = plan.find(entry.tensor);
       if (request == nullptr || !plan.reads_worker(entry.worker)) continue;
-      const auto it = served.find(entry_key{step.step, entry.tensor, entry.worker});
-      const bool from_store = it != served.end();
-      const bool from_inner = !from_store || it->second.also_read;
+      const entry_key key{step.step, entry.tensor, entry.worker};
+      const uint32_t held = served_row(key);
+      const bool from_store = held != detail::held_rows::none;
+      const bool from_inner = !from_store || serving[held].also_read;
       if (from_inner) {
         if (next >= step.records.size() || step.records[next].tensor != entry.tensor ||
             step.records[next].worker != entry.worker) {
@@ -422,11 +446,8 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
         if (!from_store) {
           // A record predicted to enter the pairwise history that did not (it could not be
           // read): later served rows compared with it, so the rest of the run is read.
-          if (!fresh.raw_status.ok() && predicted.count(entry_key{step.step, entry.tensor, entry.worker}) != 0) {
-            mispredicted = true;
-          }
-          merged.push_back(fresh);
-          merged.back().values_data = fresh.values_data;
+          if (!fresh.raw_status.ok() && predicted.count(key) != 0) mispredicted = true;
+          if (any_served) next_out() = fresh;
           // A new row, when the record describes its bytes for good.
           const auto signature = signatures.find(entry.tensor);
           if (s.write_failed || signature == signatures.end()) continue;
@@ -436,9 +457,11 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
           continue;
         }
       }
-      merged.push_back(decode_served(it->second, entry, step, s.raw));
+      stats::statistics_record& out = next_out();
+      decode_served(rows, held, serving[held].keep_previous, entry, step, s.raw, out);
       ++served_count;
-      if (!merged.back().raw_status.ok()) ++served_failed;
+      if (!from_inner) ++step_served;
+      if (!out.raw_status.ok()) ++served_failed;
     }
     if (next != step.records.size()) {
       merge_failure = status(error_code::invalid_argument,
@@ -446,15 +469,13 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
                                          step.step, step.records.size() - next));
       return;
     }
-    on_step(stats::step_statistics{step.step, step.mode, step.mode_step, merged});
-    // Served records are emitted once: free their bytes as the run goes.
-    for (const trial::tensor_entry& entry : trial.entries_at(step.step)) {
-      const auto it = served.find(entry_key{step.step, entry.tensor, entry.worker});
-      if (it != served.end()) it->second.packed = {};
-    }
+    const std::span<const stats::statistics_record> records =
+        any_served ? std::span<const stats::statistics_record>(merged.data(), count) : step.records;
+    on_step(stats::step_statistics{step.step, step.mode, step.mode_step, records});
     ++emitted_steps;
-    emitted_records += static_cast<int64_t>(merged.size());
-    for (const auto& r : merged) emitted_failed += r.raw_status.ok() ? 0 : 1;
+    emitted_records += static_cast<int64_t>(records.size());
+    for (const auto& r : records) emitted_failed += r.raw_status.ok() ? 0 : 1;
+    if (options.progress != nullptr && step_served > 0) options.progress->served(step_served);
     if (++steps_done % std::max<int64_t>(1, s.options.commit_every_steps) == 0) s.flush();
     if (mispredicted) throw restart_after{step.step};  // this step is right; the next ones may not be
   };
@@ -497,12 +518,13 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
       return done;
     }
   }();
+  rows.clear();  // the run's rows are emitted
   if (!merge_failure.ok()) return merge_failure;
   if (!counters) return counters;
   if (s.summary.restarts > restarts_before) return counters;
   s.summary.bytes_read += counters->bytes_read;
   int64_t history_only = 0;
-  for (const auto& [key, record] : served) history_only += record.also_read ? 1 : 0;
+  for (const serve_state& held : serving) history_only += held.served && held.also_read ? 1 : 0;
   s.summary.read += counters->records - history_only;
   s.summary.served += served_count - history_only;
   counters->records += served_count - history_only;

@@ -24,6 +24,9 @@ class progress_reporter {
   virtual void begin(int64_t total_steps, int64_t total_bytes) = 0;
   /// @brief `steps` more steps and `bytes` more bytes are done.
   virtual void advance(int64_t steps, int64_t bytes) = 0;
+  /// @brief `records` more records of the steps done came from a statistics store instead of
+  /// being read (issue 26); called before that step's `advance`. Default: ignored.
+  virtual void served(int64_t records) { (void)records; }
   /// @brief The operation ended (completely or not).
   virtual void end() = 0;
 };
@@ -36,7 +39,9 @@ enum class progress_mode : uint8_t {
 };
 
 /// @brief A reporter drawing `<label>: <steps>/<total> steps, <MB>/<MB> MB, <MB/s>, ETA <m:ss>`
-/// on one line of `out` (carriage return, no newline until `end`), at most every 200 ms.
+/// on one line of `out` (carriage return, no newline until `end`), at most every 200 ms. With
+/// records from a statistics store, `, <N> records from the store` follows the steps; a run
+/// that reads no bytes shows neither bytes nor a rate (its ETA comes from the steps).
 /// @return the reporter, or nullptr when `mode` is off, or automatic and `out` is not a terminal
 ///   (nothing is written then, so callers just skip a null reporter).
 [[nodiscard]] std::unique_ptr<progress_reporter> make_terminal_progress(progress_mode mode,

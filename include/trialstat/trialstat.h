@@ -325,6 +325,37 @@ size_t trialstat_rule_result_num_skipped(const trialstat_rule_results* results, 
 trialstat_status trialstat_rule_result_skipped(const trialstat_rule_results* results, size_t rule,
                                                size_t index, trialstat_skipped_record* out);
 
+/* ---- the statistics store (issue 26) ---------------------------------------------------- */
+
+/**
+ * @brief The statistics store of later `trialstat_compute_statistics*` and `trialstat_evaluate_*`
+ * calls on `trial` (README "Statistics store"): a SQLite file of per-record statistics that
+ * later calls (and the CLI, Python) take instead of reading the event files again, while they
+ * still describe the records (same event file bytes, same request); the results are the same
+ * with or without it.
+ * @param store  "auto": a file under $XDG_CACHE_HOME/trialstat/ (else ~/.cache/trialstat/),
+ *   keyed by the trial's location; "off": none; anything else: the path of the SQLite file.
+ *   Default after `trialstat_open`: $TRIALSTAT_STORE when set, else "off" (an embedding tool
+ *   opts in; the CLI and Python default to "auto").
+ * @return OK; INVALID_ARGUMENT (NULL; "auto" with neither XDG_CACHE_HOME nor HOME set: the
+ *   trial then has no store). A store that cannot be used later (an unwritable folder, a file
+ *   that is not a trialstat store, a full disk) fails nothing: the trial is read and the problem
+ *   is added to the trial's warnings (`trialstat_warning`, until the next refresh).
+ */
+trialstat_status trialstat_set_store(trialstat_trial* trial, const char* store);
+
+/** @brief What the trial's statistics store did so far (totals over its calls). */
+typedef struct trialstat_store_summary {
+  const char* path;    /**< the SQLite file; valid until the store is changed or the trial closed */
+  int64_t served;      /**< records taken from the store */
+  int64_t read;        /**< records read from the event files */
+  int64_t written;     /**< rows written */
+  int64_t bytes_read;  /**< event-file bytes read */
+} trialstat_store_summary;
+
+/** @return OK; NOT_FOUND (the trial has no store: "off"); INVALID_ARGUMENT (NULL). */
+trialstat_status trialstat_get_store_summary(const trialstat_trial* trial, trialstat_store_summary* out);
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

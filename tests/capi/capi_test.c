@@ -9,6 +9,7 @@
  *     ../shared/trials/README.md); otherwise those checks are skipped — or fail where golden
  *     trials are required (TRIALSTAT_REQUIRE_GOLDEN=1, or CI=true).
  * Prints "N passed, M failed" and exits 1 on any failure. */
+#define _POSIX_C_SOURCE 200112L /* setenv, unsetenv */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -738,6 +739,83 @@ static int golden_required(void) {
          (strcmp(ci, "true") == 0 || strcmp(ci, "True") == 0 || strcmp(ci, "TRUE") == 0);
 }
 
+/* ---- the statistics store (issue 26) ----------------------------------------------------- */
+
+static void test_store(const char* work) {
+  char root[1024], store[1100], corrupt[1100];
+  trialstat_trial* trial = NULL;
+  trialstat_stats_options options;
+  trialstat_stats_row off[8], cold[8], warm[8];
+  size_t n_off = 0, n_cold = 0, n_warm = 0, warnings = 0;
+  trialstat_store_summary summary;
+  FILE* f;
+
+  snprintf(root, sizeof root, "rm -rf '%s/store_trial' '%s/store.sqlite'*", work, work);
+  if (system(root) != 0) fprintf(stderr, "could not clean %s/store_trial\n", work);
+  snprintf(root, sizeof root, "%s/store_trial", work);
+  snprintf(store, sizeof store, "%s/store.sqlite", work);
+  snprintf(corrupt, sizeof corrupt, "%s/not-a-store.sqlite", work);
+  make_dir(root);
+  write_step(root, 0, TRIALSTAT_MODE_TRAIN, 0);
+  write_step(root, 1, TRIALSTAT_MODE_TRAIN, 1);
+  write_step(root, 2, TRIALSTAT_MODE_EVAL, 0);
+  /* These tensors are tiny: store every record (by default records under 4 KiB are read). */
+  setenv("TRIALSTAT_STORE_MIN_RECORD_BYTES", "0", 1);
+  unsetenv("TRIALSTAT_STORE");
+
+  CHECK(trialstat_open(root, &trial) == TRIALSTAT_OK);
+  trialstat_stats_options_init(&options);
+  options.update_ratio = 2; /* pairwise statistics too */
+  /* no store by default */
+  CHECK(trialstat_get_store_summary(trial, &summary) == TRIALSTAT_NOT_FOUND);
+  CHECK(trialstat_compute_statistics(trial, &options, off, 8, &n_off) == TRIALSTAT_OK && n_off == 6);
+  CHECK(trialstat_set_store(trial, NULL) == TRIALSTAT_INVALID_ARGUMENT);
+  CHECK(trialstat_set_store(NULL, store) == TRIALSTAT_INVALID_ARGUMENT);
+
+  /* cold: reads the trial and writes the rows; warm: every row from the store, no byte read */
+  CHECK(trialstat_set_store(trial, store) == TRIALSTAT_OK);
+  CHECK(trialstat_compute_statistics(trial, &options, cold, 8, &n_cold) == TRIALSTAT_OK && n_cold == 6);
+  CHECK(trialstat_get_store_summary(trial, &summary) == TRIALSTAT_OK);
+  CHECK(summary.served == 0 && summary.read == 6 && summary.written == 6 && summary.bytes_read > 0);
+  CHECK(strcmp(summary.path, store) == 0);
+  CHECK(trialstat_compute_statistics(trial, &options, warm, 8, &n_warm) == TRIALSTAT_OK && n_warm == 6);
+  CHECK(trialstat_get_store_summary(trial, &summary) == TRIALSTAT_OK);
+  CHECK(summary.served == 6 && summary.read == 6);
+  CHECK(memcmp(off, cold, sizeof off[0] * 6) == 0);
+  CHECK(memcmp(off, warm, sizeof off[0] * 6) == 0);
+  trialstat_close(trial);
+
+  /* a new handle on the same store: served from the first call */
+  CHECK(trialstat_open(root, &trial) == TRIALSTAT_OK);
+  CHECK(trialstat_set_store(trial, store) == TRIALSTAT_OK);
+  memset(warm, 0xFF, sizeof warm);
+  CHECK(trialstat_compute_statistics(trial, &options, warm, 8, &n_warm) == TRIALSTAT_OK && n_warm == 6);
+  CHECK(trialstat_get_store_summary(trial, &summary) == TRIALSTAT_OK);
+  CHECK(summary.served == 6 && summary.read == 0 && summary.bytes_read == 0);
+  CHECK(memcmp(off, warm, sizeof off[0] * 6) == 0);
+
+  /* a file that is not a store: a warning, the trial is read, the same numbers */
+  f = fopen(corrupt, "wb");
+  if (f) {
+    fputs("not a database", f);
+    fclose(f);
+  }
+  warnings = trialstat_num_warnings(trial);
+  CHECK(trialstat_set_store(trial, corrupt) == TRIALSTAT_OK);
+  memset(warm, 0xFF, sizeof warm);
+  CHECK(trialstat_compute_statistics(trial, &options, warm, 8, &n_warm) == TRIALSTAT_OK && n_warm == 6);
+  CHECK(memcmp(off, warm, sizeof off[0] * 6) == 0);
+  CHECK(trialstat_num_warnings(trial) == warnings + 1);
+  CHECK(warnings < trialstat_num_warnings(trial) &&
+        strstr(trialstat_warning(trial, warnings), "not-a-store.sqlite") != NULL);
+
+  /* "off" */
+  CHECK(trialstat_set_store(trial, "off") == TRIALSTAT_OK);
+  CHECK(trialstat_get_store_summary(trial, &summary) == TRIALSTAT_NOT_FOUND);
+  trialstat_close(trial);
+  unsetenv("TRIALSTAT_STORE_MIN_RECORD_BYTES");
+}
+
 int main(int argc, char** argv) {
   const char* shared = argc > 1 ? argv[1] : "../shared/trials";
   const char* work = argc > 2 ? argv[2] : "capi_work";
@@ -747,6 +825,7 @@ int main(int argc, char** argv) {
   test_hand_written(work);
   test_rules_hand_written(work);
   test_log_histogram(work);
+  test_store(work);
   if (golden_present(shared, "healthy_mlp")) {
     test_golden(shared);
   } else if (golden_required()) {

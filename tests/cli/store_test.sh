@@ -16,7 +16,7 @@ rm -rf "$work" && mkdir -p "$work"
 export XDG_CACHE_HOME="$work/cache"
 export SOURCE_DATE_EPOCH=1700000000  # the report's "Generated" time
 # Every record is stored here (these trials' tensors are small: by default, local records under
-# 64 KiB are read, not stored; that policy is checked at the end).
+# 4 KiB are read, not stored; that policy is checked at the end).
 export TRIALSTAT_STORE_MIN_RECORD_BYTES=0
 passed=0 failed=0
 
@@ -57,6 +57,9 @@ check "a warm stats run serves every record and reads no event-file byte ($s $r 
   test "${s:-0}" -gt 0 -a "${r:-x}" = 0 -a "${b:-x}" = 0
 read -r s r b <<<"$(served "$work/warm/rules.err")"
 check "a warm rules run reads no event-file byte ($s $r $b)" test "${s:-0}" -gt 0 -a "${r:-x}" = 0 -a "${b:-x}" = 0
+"$bin" rules "$trial" --format json --progress >/dev/null 2>"$work/progress.err"
+check "a warm run's progress line counts the records from the store" grep -q "steps, [0-9]* records from the store" "$work/progress.err"
+check "a warm run's progress line shows no rate of the bytes it did not read" bash -c "! grep -q 'MB/s' '$work/progress.err'"
 store_file=$("$bin" store path "$trial")
 check "store path is under XDG_CACHE_HOME/trialstat" test "${store_file#"$XDG_CACHE_HOME/trialstat/"}" != "$store_file"
 check "the store is a SQLite file sqlite3 opens" test "$(sqlite3 "$store_file" 'PRAGMA integrity_check')" = ok
@@ -208,8 +211,33 @@ copy_steps 0 18
 check "watch (training still running) exits 3 at its timeout" test $? = 3
 check "watch wrote the rows of the steps it evaluated" \
   test "$(sqlite3 "$("$bin" store path "$live")" 'SELECT COUNT(DISTINCT step) FROM records')" = 10
-copy_steps 20 38
+live_store=$("$bin" store path "$live")
+cp "$live_store" "$work/after_watch.sqlite"
+# A restarted watch (training still running) serves the stored steps and reads the newer ones.
+copy_steps 20 28
+cp "$work/after_watch.sqlite" "$work/restart.sqlite"
+"$bin" watch "$live" --timeout 1 --format json --store "$work/restart.sqlite" >"$work/restart.out" 2>"$work/restart.err"
+"$bin" watch "$live" --timeout 1 --format json --store off >"$work/restart.off" 2>/dev/null
+same "restarted watch == watch --store off" <(sed 's/,"time":[0-9.e+-]*//' "$work/restart.out") \
+  <(sed 's/,"time":[0-9.e+-]*//' "$work/restart.off")
+read -r s r b <<<"$(served "$work/restart.err")"
+cp "$work/after_watch.sqlite" "$work/restart.rules.sqlite"
+"$bin" rules "$live" --steps :29 --format json --store "$work/restart.rules.sqlite" >/dev/null 2>"$work/restart.rules.err"
+read -r rs rr rb <<<"$(served "$work/restart.rules.err")"
+check "a restarted watch serves the stored steps and reads what rules would ($s served, $r read, $b bytes; rules: $rs, $rr, $rb)" \
+  test "${s:-0}" -gt 0 -a "${s:-0}" = "${rs:-x}" -a "${r:-x}" = "${rr:-y}"
+check "a restarted watch writes the rows of the newer steps" \
+  test "$(sqlite3 "$work/restart.sqlite" 'SELECT COUNT(DISTINCT step) FROM records')" = 15
+copy_steps 30 38
 touch "$live/training_job_end.ts"
+# Restarted after the end: its final pass serves every stored step.
+cp "$work/after_watch.sqlite" "$work/ended.sqlite"
+"$bin" watch "$live" --format json --store "$work/ended.sqlite" >"$work/ended.out" 2>"$work/ended.err"
+"$bin" watch "$live" --format json --store off >"$work/ended.off" 2>/dev/null
+same "watch restarted after the end == --store off" <(sed 's/,"time":[0-9.e+-]*//' "$work/ended.out") \
+  <(sed 's/,"time":[0-9.e+-]*//' "$work/ended.off")
+read -r s r b <<<"$(served "$work/ended.err")"
+check "watch restarted after the end serves the stored steps ($s)" test "${s:-0}" -gt 0
 "$bin" rules "$live" --format json --store off >"$work/live.off" 2>/dev/null
 "$bin" rules "$live" --format json >"$work/live.on" 2>"$work/live.err"
 same "rules after watch == off" "$work/live.off" "$work/live.on"
@@ -234,7 +262,7 @@ else
   echo "SKIP: golden trials (\$TRIALSTAT_SHARED_TRIALS not set)"
 fi
 
-# --- the default: local records under 64 KiB are read, not stored ------------------------------
+# --- the default: local records under 4 KiB are read, not stored --------------------------------
 mixed="$work/mixed"
 "$bin" example --out "$mixed" --steps 12 --width 192 --input-dim 96 --save-interval 2 >/dev/null 2>&1
 "$bin" rules "$mixed" --format json --store off >"$work/mixed.off" 2>/dev/null
@@ -243,8 +271,10 @@ env -u TRIALSTAT_STORE_MIN_RECORD_BYTES "$bin" rules "$mixed" --format json --st
 same "small records read, large ones stored: == off" "$work/mixed.off" "$work/mixed.warm"
 read -r s r b <<<"$(served "$work/mixed.err")"
 check "the 144 KiB weights come from the store ($s) and the small records are read ($r)" test "${s:-0}" -gt 0 -a "${r:-0}" -gt 0
-check "the store holds no record under 64 KiB" \
-  test "$(sqlite3 "$work/mixed.sqlite" "SELECT COUNT(*) FROM records WHERE num_elements * 4 < 65536")" = 0
+check "the store holds no record under 4 KiB" \
+  test "$(sqlite3 "$work/mixed.sqlite" "SELECT COUNT(*) FROM records WHERE num_elements * 4 < 4096")" = 0
+check "the store holds the records from 4 KiB up" \
+  test "$(sqlite3 "$work/mixed.sqlite" "SELECT COUNT(*) FROM records WHERE num_elements * 4 BETWEEN 4096 AND 65535")" -gt 0
 check "the summary says why small records are read" grep -q "TRIALSTAT_STORE_MIN_RECORD_BYTES" "$work/mixed.err"
 
 # --- store clear -----------------------------------------------------------------------------

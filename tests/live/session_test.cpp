@@ -12,6 +12,7 @@
 #include "trialstat/pipeline/rule_session.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 #include "trialstat/rules/rule.hpp"
+#include "trialstat/stats/record_codec.hpp"
 #include "trialstat/writer/trial_writer.hpp"
 
 namespace fs = std::filesystem;
@@ -53,6 +54,51 @@ trialstat::pipeline::rule_invocation invocation(const std::string& name,
 }
 
 }  // namespace
+
+// resume_after (a watch whose statistics store served the steps so far): the stream continues
+// after the step, reading the pairwise history first, and its records equal an uninterrupted
+// stream's, update ratios included.
+TEST(StreamResume, ResumeAfterReadsTheHistoryTheNextStepsCompareWith) {
+  const fs::path root = trialstat::testing::make_scratch_dir("stream_resume") / "t";
+  auto w = tw::trial_writer::create(root, "worker_0",
+                                    {.num_workers = 1, .collections = tw::pytorch_default_collections(1)});
+  ASSERT_TRUE(w.has_value());
+  for (int64_t step = 0; step < 6; ++step) ASSERT_TRUE(write_worker_step(*w, step, {}, seed).ok());
+  ASSERT_TRUE(w->close(true).ok());
+  auto catalog = open_index_only(root);
+  trialstat::plan::read_plan plan;
+  for (trialstat::trial::tensor_id t = 0; t < catalog.tensor_names().size(); ++t) {
+    trialstat::stats::statistics_request r;
+    r.history_depth = 2;
+    plan.request(t, r);
+  }
+  const auto bytes_of_steps = [](std::vector<std::vector<std::byte>>& out) {
+    return [&out](const trialstat::stats::step_statistics& step) {
+      auto& bytes = out.emplace_back();
+      for (const auto& r : step.records) trialstat::stats::append_record(r, bytes);
+    };
+  };
+  std::vector<std::vector<std::byte>> whole, resumed;
+  trialstat::pipeline::statistics_stream a(catalog, plan, {});
+  ASSERT_TRUE(a.advance(bytes_of_steps(whole), true).has_value());
+  ASSERT_EQ(whole.size(), 6u);
+  trialstat::pipeline::statistics_stream b(catalog, plan, {});
+  b.resume_after(2);
+  auto counters = b.advance(bytes_of_steps(resumed), true);
+  ASSERT_TRUE(counters.has_value());
+  EXPECT_EQ(counters->steps, 3);
+  ASSERT_EQ(resumed.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(resumed[i], whole[3 + i]) << "step " << 3 + i;
+  EXPECT_EQ(b.last_step(), 5);
+  // Without the history (a range that starts at 3), step 3 compares with nothing: different.
+  std::vector<std::vector<std::byte>> cut;
+  trialstat::pipeline::pipeline_options from_3;
+  from_3.step_begin = 3;
+  trialstat::pipeline::statistics_stream c(catalog, plan, from_3);
+  ASSERT_TRUE(c.advance(bytes_of_steps(cut), true).has_value());
+  ASSERT_EQ(cut.size(), 3u);
+  EXPECT_NE(cut[0], whole[3]);
+}
 
 // A step whose event file is cut short (or missing) is not emitted; it is retried and then read.
 TEST(StreamUnfinished, CutTailAndMissingFileAreRetried) {

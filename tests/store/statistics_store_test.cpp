@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "host/store/held_rows.hpp"
 #include "tests/reference/reference_stats.hpp"
 #include "tests/support/files.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
@@ -67,6 +68,69 @@ TEST(StoreRowCodec, PackRoundTripsAndShrinksZeros) {
   std::vector<std::byte> back;
   EXPECT_EQ(store::unpack_record(std::vector<std::byte>{std::byte{0}, std::byte{0x80}}, back).code(),
             error_code::data_loss);
+  // One buffer reused across records (what a run does): a long zero run grows it from a tiny
+  // packed size, a shorter record after it leaves nothing of the longer one.
+  std::vector<std::byte> mixed = bytes_of("ab");
+  mixed.insert(mixed.end(), 3000, std::byte{0});
+  mixed.push_back(std::byte{7});
+  std::vector<std::byte> reused;
+  const std::vector<std::byte>& tail = mixed;
+  for (const std::vector<std::byte>* raw : {&zeros, &tail, &zeros, &tail}) {
+    ASSERT_TRUE(store::unpack_record(store::pack_record(*raw), reused).ok());
+    EXPECT_EQ(reused, *raw);
+  }
+}
+
+// The rows a run may serve: every row found by its (step, tensor, worker), a later row of the
+// same key replacing an earlier one, absent keys not found, the bytes as given.
+TEST(StoreHeldRows, FindsEveryRowByItsEntry) {
+  store::detail::held_rows rows;
+  const auto record = bytes_of("packed record");
+  std::vector<store::detail::entry_key> keys;
+  for (int64_t step = 0; step < 300; step += 3) {
+    for (trial::tensor_id tensor = 0; tensor < 7; ++tensor) {
+      for (trial::worker_id worker = 0; worker < 2; ++worker) keys.push_back({step, tensor, worker});
+    }
+  }
+  for (const auto& key : keys) {
+    const std::string file = fmt::format("events/{}.tfevents", key.step);
+    const std::string ranges = fmt::format("{}+{}", key.tensor, key.worker);
+    store::row_view v;
+    v.event_file = file;
+    v.ranges = ranges;
+    v.file_size_bytes = static_cast<uint64_t>(key.step) * 10;
+    v.file_version = "v1";
+    v.previous = key.tensor == 0 ? std::string_view("0:00000000000000ff") : std::string_view();
+    v.record = record;
+    rows.add(key, v);
+  }
+  store::row_view replacement;
+  replacement.event_file = "replaced";
+  rows.add(keys[5], replacement);
+  rows.build_index();
+  ASSERT_EQ(rows.size(), keys.size() + 1);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const uint32_t at = rows.find(keys[i]);
+    ASSERT_NE(at, store::detail::held_rows::none) << i;
+    if (i == 5) {
+      EXPECT_EQ(rows.event_file(at), "replaced");
+      continue;
+    }
+    EXPECT_EQ(rows.event_file(at), fmt::format("events/{}.tfevents", keys[i].step));
+    EXPECT_EQ(rows.ranges(at), fmt::format("{}+{}", keys[i].tensor, keys[i].worker));
+    EXPECT_EQ(rows.file_size_bytes(at), static_cast<uint64_t>(keys[i].step) * 10);
+    EXPECT_EQ(rows.previous(at).empty(), keys[i].tensor != 0);
+    EXPECT_TRUE(std::equal(rows.record(at).begin(), rows.record(at).end(), record.begin(), record.end()));
+    EXPECT_TRUE(rows.unpacked(at).empty());
+  }
+  EXPECT_EQ(rows.find({1, 0, 0}), store::detail::held_rows::none);   // a step not stored
+  EXPECT_EQ(rows.find({0, 7, 0}), store::detail::held_rows::none);   // a tensor not stored
+  EXPECT_EQ(rows.find({0, 0, 2}), store::detail::held_rows::none);   // a worker not stored
+  const uint32_t first = rows.find(keys[0]);
+  rows.keep_unpacked(first, record);
+  EXPECT_TRUE(std::equal(rows.unpacked(first).begin(), rows.unpacked(first).end(), record.begin(), record.end()));
+  rows.clear();
+  EXPECT_EQ(rows.find(keys[0]), store::detail::held_rows::none);
 }
 
 TEST(StoreRequestSignature, NamesEveryFieldAndTheBackend) {

@@ -40,6 +40,7 @@
 #include "trialstat/report/tensorboard_export.hpp"
 #include "trialstat/rules/rule_config.hpp"
 #include "trialstat/stats/log_histogram.hpp"
+#include "trialstat/frontend/store_choice.hpp"
 #include "trialstat/store/statistics_store.hpp"
 #include "trialstat/store/store_source.hpp"
 #include "trialstat/trial/catalog.hpp"
@@ -116,16 +117,13 @@ class py_catalog {
   /// a warning on stderr and the trial is read.
   void set_store(const std::string& choice) {
     store_.reset();
-    auto path = store::resolve_store_path(choice, catalog_.location());
-    if (!path) {
-      fmt::print(stderr, "warning: {} (the trial is read)\n", path.error_status().message());
+    const auto warn = [](const status& s) { fmt::print(stderr, "warning: {}\n", s.message()); };
+    auto options = frontend::store_options(choice, catalog_.location(), warn);
+    if (!options) {
+      fmt::print(stderr, "warning: {} (the trial is read)\n", options.error_status().message());
       return;
     }
-    if (!*path) return;
-    store::store_source_options options;
-    options.path = **path;
-    options.warn = [](const status& s) { fmt::print(stderr, "warning: {}\n", s.message()); };
-    store_ = std::make_unique<store::store_source>(std::move(options));
+    if (*options) store_ = std::make_unique<store::store_source>(std::move(**options));  // else "off"
   }
   /// Where statistics come from: the store when set (one run at a time: calls from several
   /// Python threads take turns), else the plain pipeline.

@@ -13,7 +13,9 @@
 #include <memory>
 
 #include "tools/trialstat/commands.hpp"
+#include "trialstat/frontend/store_choice.hpp"
 #include "trialstat/store/live_writer.hpp"
+#include "trialstat/store/store_source.hpp"
 #include "trialstat/store/statistics_store.hpp"
 #include "trialstat/live/watch_trial.hpp"
 #include "trialstat/report/rule_report.hpp"
@@ -148,19 +150,22 @@ int run_watch(const watch_cli_options& o) {
   if (o.stop_grace_s) grace_s = *o.stop_grace_s;
   options.stop_signal_grace = std::chrono::seconds(grace_s);
   options.interrupted = [] { return interrupted_flag != 0; };
-  // The statistics store: the rows of each evaluated step, so that `rules` in another process
-  // reads only the steps newer than the watch's (README "Statistics store").
+  // The statistics store: the steps stored before (by an earlier watch or run) are served from
+  // it when the watch starts; the rows of each step evaluated after are written as it completes,
+  // so that `rules` in another process reads only the steps newer than the watch's (README
+  // "Statistics store").
   std::unique_ptr<store::live_writer> store_writer;
-  if (auto store_path = store::resolve_store_path(o.store, o.trial); !store_path) {
-    fmt::print(stderr, "warning: {} (no rows are written)\n", store_path.error_status().message());
-  } else if (*store_path) {
-    store::store_source_options s;
-    s.path = **store_path;
+  std::unique_ptr<store::store_source> store_reader;
+  auto store_options = frontend::store_options(o.store, o.trial, [](const status& why) {
+    fmt::print(stderr, "warning: {}\n", why.message());
+  });
+  if (!store_options) {
+    fmt::print(stderr, "warning: {} (the store is not used)\n", store_options.error_status().message());
+  } else if (*store_options) {
+    store::store_source_options s = **store_options;
     s.backend = options.pipeline.backend;
-    s.warn = [](const status& why) { fmt::print(stderr, "warning: {}\n", why.message()); };
-    if (const char* cap = std::getenv("TRIALSTAT_STORE_MAX_MB"); cap != nullptr && *cap != '\0') {
-      s.max_store_bytes = static_cast<int64_t>(std::strtod(cap, nullptr) * 1048576.0);
-    }
+    store_reader = std::make_unique<store::store_source>(s);
+    options.written_steps = store_reader->source();
     store_writer = std::make_unique<store::live_writer>(std::move(s));
     options.on_step_records = store_writer->observer();
   }
@@ -196,6 +201,14 @@ int run_watch(const watch_cli_options& o) {
   std::signal(SIGINT, previous_int);
   std::signal(SIGTERM, previous_term);
   if (!outcome) return report_error(outcome.error_status());
+  if (store_reader) {
+    // What came from the store when the watch started; what the whole watch read and wrote.
+    store::store_run_summary summary = store_reader->summary();
+    summary.read = outcome->records - summary.served - summary.history_reads;  // as store_source counts
+    summary.bytes_read = outcome->bytes_read;
+    summary.written += store_writer->summary().written;
+    print_store_summary(summary, store_reader->path());
+  }
   if (!json_stdout) report::write_rule_results(outcome->results, *format, stdout, o.max_findings);
   return outcome->exit_status;
 }

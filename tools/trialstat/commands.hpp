@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <span>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 #include "trialstat/progress.hpp"
 #include "trialstat/status.hpp"
+#include "trialstat/store/store_source.hpp"
 #include "trialstat/trial/catalog.hpp"
 
 namespace trialstat::cli {
@@ -38,6 +40,9 @@ void add_store_command(CLI::App& app, int* exit_code);
 /// `--store PATH|auto|off` on `cmd` (default: $TRIALSTAT_STORE, else auto, the user's cache
 /// folder; README "Statistics store").
 void add_store_option(CLI::App* cmd, std::string* choice);
+/// One line on stderr: what came from the statistics store (`s.served`) and what was read
+/// (`s.read` records, `s.bytes_read` bytes), what was written; nothing when nothing was served.
+void print_store_summary(const store::store_run_summary& s, const std::filesystem::path& path);
 
 /// The statistics of one command: `distributed::run_statistics` (one process, or the merged
 /// steps of MPI ranks) behind the statistics store unless `--store off`. A store that cannot be

@@ -7,6 +7,7 @@
 #include "tools/trialstat/commands.hpp"
 #include "trialstat/distributed/distributed_statistics.hpp"
 #include "trialstat/distributed/world.hpp"
+#include "trialstat/frontend/store_choice.hpp"
 #include "trialstat/store/statistics_store.hpp"
 #include "trialstat/store/store_source.hpp"
 
@@ -32,22 +33,18 @@ command_statistics::command_statistics(const std::string& store_choice, const tr
   distributed::process_world& world = distributed::world();
   state_->ranks_share = ranks_share;
   if (world.size() > 1 && world.rank() != 0) return;  // rank 0 alone writes the store
-  auto path = store::resolve_store_path(store_choice, trial.location());
-  if (!path) {
-    fmt::print(stderr, "warning: {} (the trial is read)\n", path.error_status().message());
+  auto options = frontend::store_options(store_choice, trial.location(), [](const status& s) {
+    fmt::print(stderr, "warning: {}\n", s.message());
+  });
+  if (!options) {
+    fmt::print(stderr, "warning: {} (the trial is read)\n", options.error_status().message());
     return;
   }
-  if (!*path) return;  // --store off
-  store::store_source_options options;
-  options.path = **path;
-  options.serve = !(ranks_share && world.size() > 1);
-  if (const char* cap = std::getenv("TRIALSTAT_STORE_MAX_MB"); cap != nullptr && *cap != '\0') {
-    options.max_store_bytes = static_cast<int64_t>(std::strtod(cap, nullptr) * 1048576.0);
-  }
-  options.warn = [](const status& s) { fmt::print(stderr, "warning: {}\n", s.message()); };
+  if (!*options) return;  // --store off
+  (*options)->serve = !(ranks_share && world.size() > 1);
   state_->store = std::make_unique<store::store_source>(
-      std::move(options), state_->ranks_share ? pipeline::statistics_source(distributed::run_statistics)
-                                              : pipeline::statistics_source());
+      std::move(**options), ranks_share ? pipeline::statistics_source(distributed::run_statistics)
+                                        : pipeline::statistics_source());
 }
 
 command_statistics::~command_statistics() = default;
@@ -60,10 +57,13 @@ pipeline::statistics_source command_statistics::source() {
 
 void command_statistics::report() const {
   if (!state_->store) return;
-  const store::store_run_summary& s = state_->store->summary();
+  print_store_summary(state_->store->summary(), state_->store->path());
+}
+
+void print_store_summary(const store::store_run_summary& s, const std::filesystem::path& path) {
   if (s.served == 0) return;  // a cold run says nothing: its outputs are those of --store off
   fmt::print(stderr, "trialstat: store: {} record(s) from {}, {} read from the trial ({} bytes), {} written{}\n",
-             s.served, state_->store->path().string(), s.read, s.bytes_read, s.written,
+             s.served, path.string(), s.read, s.bytes_read, s.written,
              s.small > 0 ? fmt::format(" ({} small record(s) read: cheaper than their rows; "
                                        "TRIALSTAT_STORE_MIN_RECORD_BYTES, default {} for a local trial)",
                                        s.small, store::default_min_record_bytes)

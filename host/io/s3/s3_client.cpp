@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "host/io/s3/s3_client.hpp"
 
-#include <curl/curl.h>
-
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -12,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "host/io/s3/curl_library.hpp"
 #include "host/io/s3/s3_xml.hpp"
 
 namespace trialstat::io::detail {
@@ -23,14 +22,6 @@ using clock_type = std::chrono::steady_clock;
 /// requires of SigV4-signed requests.
 constexpr const char* empty_payload_sha256 =
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
-
-void global_init() {
-  static const bool done = [] {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    return true;
-  }();
-  (void)done;
-}
 
 
 /// Per-transfer state attached to an easy handle.
@@ -91,7 +82,7 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
   const std::size_t n = size * count;
   if (!t->status_known) {
     long code = 0;
-    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
+    curl().easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
     t->status_known = true;
     t->error_response = code >= 300;
     // A server that ignores Range answers 200 with the whole object: keep only the range.
@@ -148,14 +139,14 @@ struct s3_client::shared_state {
     static_cast<shared_state*>(user)->locks[data].unlock();
   }
   shared_state() {
-    share = curl_share_init();
-    curl_share_setopt(share, CURLSHOPT_LOCKFUNC, &shared_state::lock);
-    curl_share_setopt(share, CURLSHOPT_UNLOCKFUNC, &shared_state::unlock);
-    curl_share_setopt(share, CURLSHOPT_USERDATA, this);
-    curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-    curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    share = curl().share_init();
+    curl().share_setopt(share, CURLSHOPT_LOCKFUNC, &shared_state::lock);
+    curl().share_setopt(share, CURLSHOPT_UNLOCKFUNC, &shared_state::unlock);
+    curl().share_setopt(share, CURLSHOPT_USERDATA, this);
+    curl().share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    curl().share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
   }
-  ~shared_state() { curl_share_cleanup(share); }
+  ~shared_state() { curl().share_cleanup(share); }
 };
 
 s3_client::s3_client(s3_location location, s3_config config, s3_options options)
@@ -163,7 +154,6 @@ s3_client::s3_client(s3_location location, s3_config config, s3_options options)
       config_(std::move(config)),
       options_(std::move(options)),
       counters_(std::make_unique<s3_counters>()) {
-  global_init();
   shared_ = std::make_unique<shared_state>();
 }
 
@@ -212,7 +202,7 @@ status s3_client::http_error(const s3_request& r) const {
 
 void s3_client::wake() const {
   std::lock_guard lock(shared_->wake_mutex);
-  for (CURLM* multi : shared_->waiting) curl_multi_wakeup(multi);
+  for (CURLM* multi : shared_->waiting) curl().multi_wakeup(multi);
 }
 
 void s3_client::run_one(s3_request& request) const {
@@ -229,7 +219,7 @@ void s3_client::run(const std::function<s3_request*()>& next, const std::functio
                     const std::function<bool()>& may_start, const std::atomic<bool>* stop,
                     int max_in_flight) const {
   if (max_in_flight <= 0) max_in_flight = std::max(1, options_.max_in_flight);
-  CURLM* multi = curl_multi_init();
+  CURLM* multi = curl().multi_init();
   {
     std::lock_guard lock(shared_->wake_mutex);
     shared_->waiting.push_back(multi);
@@ -250,50 +240,50 @@ void s3_client::run(const std::function<s3_request*()>& next, const std::functio
     t->position = 0;
     t->content_length.reset();
     if (t->easy == nullptr) {
-      t->easy = curl_easy_init();
+      t->easy = curl().easy_init();
       CURL* e = t->easy;
-      curl_easy_setopt(e, CURLOPT_URL, r.url.c_str());
-      curl_easy_setopt(e, CURLOPT_SHARE, shared_->share);
-      curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-      curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &on_header);
-      curl_easy_setopt(e, CURLOPT_HEADERDATA, t.get());
-      curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &on_body);
-      curl_easy_setopt(e, CURLOPT_WRITEDATA, t.get());
-      curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout_ms));
-      curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout_ms));
+      curl().easy_setopt(e, CURLOPT_URL, r.url.c_str());
+      curl().easy_setopt(e, CURLOPT_SHARE, shared_->share);
+      curl().easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+      curl().easy_setopt(e, CURLOPT_HEADERFUNCTION, &on_header);
+      curl().easy_setopt(e, CURLOPT_HEADERDATA, t.get());
+      curl().easy_setopt(e, CURLOPT_WRITEFUNCTION, &on_body);
+      curl().easy_setopt(e, CURLOPT_WRITEDATA, t.get());
+      curl().easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout_ms));
+      curl().easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout_ms));
       // A stalled transfer (under 1 KiB/s for 30 s) is a timeout too, whatever the total.
-      curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1024L);
-      curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, 30L);
-      curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "identity");
+      curl().easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+      curl().easy_setopt(e, CURLOPT_LOW_SPEED_TIME, 30L);
+      curl().easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "identity");
       // 256 KiB receive buffer (libcurl's default is 16 KiB): 16x fewer recv calls and body
       // callbacks on multi-MiB ranged GETs, as the curl tool does with its own 100 KiB buffer.
-      curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 256L << 10);
-      if (r.head) curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+      curl().easy_setopt(e, CURLOPT_BUFFERSIZE, 256L << 10);
+      if (r.head) curl().easy_setopt(e, CURLOPT_NOBODY, 1L);
       if (r.range) {
         const std::string range = fmt::format("{}-{}", r.range->offset_bytes,
                                               r.range->offset_bytes + r.range->length_bytes - 1);
-        curl_easy_setopt(e, CURLOPT_RANGE, range.c_str());
+        curl().easy_setopt(e, CURLOPT_RANGE, range.c_str());
       }
-      t->headers = curl_slist_append(t->headers, fmt::format("x-amz-content-sha256: {}", empty_payload_sha256).c_str());
+      t->headers = curl().slist_append(t->headers, fmt::format("x-amz-content-sha256: {}", empty_payload_sha256).c_str());
       if (config_.sign) {
-        curl_easy_setopt(e, CURLOPT_AWS_SIGV4, fmt::format("aws:amz:{}:s3", config_.region).c_str());
-        curl_easy_setopt(e, CURLOPT_USERNAME, config_.access_key_id.c_str());
-        curl_easy_setopt(e, CURLOPT_PASSWORD, config_.secret_access_key.c_str());
+        curl().easy_setopt(e, CURLOPT_AWS_SIGV4, fmt::format("aws:amz:{}:s3", config_.region).c_str());
+        curl().easy_setopt(e, CURLOPT_USERNAME, config_.access_key_id.c_str());
+        curl().easy_setopt(e, CURLOPT_PASSWORD, config_.secret_access_key.c_str());
         if (!config_.session_token.empty()) {
-          t->headers = curl_slist_append(t->headers, fmt::format("x-amz-security-token: {}", config_.session_token).c_str());
+          t->headers = curl().slist_append(t->headers, fmt::format("x-amz-security-token: {}", config_.session_token).c_str());
         }
       }
-      curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
-      curl_easy_setopt(e, CURLOPT_PRIVATE, t.get());
+      curl().easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
+      curl().easy_setopt(e, CURLOPT_PRIVATE, t.get());
     }
     ++t->tries;
     r.attempts = t->tries;
-    curl_multi_add_handle(multi, t->easy);
+    curl().multi_add_handle(multi, t->easy);
     active.push_back(std::move(t));
   };
   const auto release = [&](transfer& t) {
-    if (t.easy != nullptr) curl_easy_cleanup(t.easy);
-    if (t.headers != nullptr) curl_slist_free_all(t.headers);
+    if (t.easy != nullptr) curl().easy_cleanup(t.easy);
+    if (t.headers != nullptr) curl().slist_free_all(t.headers);
     t.easy = nullptr;
     t.headers = nullptr;
   };
@@ -308,13 +298,13 @@ void s3_client::run(const std::function<s3_request*()>& next, const std::functio
     s3_request& r = *t->request;
     counters_->requests.fetch_add(1, std::memory_order_relaxed);
     long http = 0;
-    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &http);
+    curl().easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &http);
     r.http_status = http;
     std::string retry_reason;
     std::string failure;
     if (code != CURLE_OK) {
-      retry_reason = curl_easy_strerror(code);
-      failure = fmt::format("{}: {}", r.display, curl_easy_strerror(code));
+      retry_reason = curl().easy_strerror(code);
+      failure = fmt::format("{}: {}", r.display, curl().easy_strerror(code));
     } else if (http >= 500 || http == 429) {
       const s3_error_document doc = parse_s3_error(r.body);
       retry_reason = fmt::format("HTTP {}{}", http, doc.code.empty() ? "" : " " + doc.code);
@@ -424,14 +414,14 @@ void s3_client::run(const std::function<s3_request*()>& next, const std::functio
     if (active.empty() && delayed.empty() && exhausted) break;
 
     int running = 0;
-    curl_multi_perform(multi, &running);
+    curl().multi_perform(multi, &running);
     int messages = 0;
     bool finished_any = false;
-    while (CURLMsg* message = curl_multi_info_read(multi, &messages)) {
+    while (CURLMsg* message = curl().multi_info_read(multi, &messages)) {
       if (message->msg != CURLMSG_DONE) continue;
       CURL* easy = message->easy_handle;
       const CURLcode code = message->data.result;
-      curl_multi_remove_handle(multi, easy);
+      curl().multi_remove_handle(multi, easy);
       auto it = std::find_if(active.begin(), active.end(), [&](const auto& t) { return t->easy == easy; });
       if (it == active.end()) continue;
       auto t = std::move(*it);
@@ -449,18 +439,18 @@ void s3_client::run(const std::function<s3_request*()>& next, const std::functio
       const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(soonest - clock_type::now()).count();
       timeout_ms = static_cast<int>(std::clamp<int64_t>(wait, 0, timeout_ms));
     }
-    curl_multi_poll(multi, nullptr, 0, timeout_ms, nullptr);
+    curl().multi_poll(multi, nullptr, 0, timeout_ms, nullptr);
   }
   {
     std::lock_guard lock(shared_->wake_mutex);
     std::erase(shared_->waiting, multi);
   }
   for (auto& t : active) {
-    curl_multi_remove_handle(multi, t->easy);
+    curl().multi_remove_handle(multi, t->easy);
     release(*t);
   }
   for (auto& t : delayed) release(*t);
-  curl_multi_cleanup(multi);
+  curl().multi_cleanup(multi);
 }
 
 }  // namespace trialstat::io::detail

@@ -21,6 +21,7 @@
 
 #include "host/io/range_coalescing.hpp"
 #include "host/io/s3/part_buffer_pool.hpp"
+#include "host/io/s3/curl_library.hpp"
 #include "host/io/s3/s3_client.hpp"
 #include "host/io/s3/s3_config.hpp"
 #include "host/io/s3/s3_xml.hpp"
@@ -873,6 +874,8 @@ result<std::shared_ptr<trial_source>> make_s3_source(std::string_view location, 
   if (!parsed) return parsed.error_status();
   auto config = resolve_s3_config(options);
   if (!config) return config.error_status();
+  // libcurl is loaded here, at the first s3:// trial (curl_library.hpp).
+  if (auto curl = load_curl(); !curl) return curl.error_status();
   std::string text(location);
   auto core = std::make_shared<s3_core>(std::move(text), std::move(*parsed), std::move(*config), options);
   return std::shared_ptr<trial_source>(std::make_shared<s3_source>(std::move(core)));

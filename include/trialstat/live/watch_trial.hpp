@@ -131,6 +131,10 @@ struct watch_options {
   /// Told each evaluated step's records (`trialstat watch --store`: rows written as steps
   /// complete, store/live_writer.hpp); null: nobody.
   pipeline::step_observer on_step_records;
+  /// Where the steps already written when the watch first evaluates come from (`trialstat watch
+  /// --store`: the statistics store serves the steps an earlier watch or run stored, and reads
+  /// the rest; rule_session's live `source`); null: the watch reads them.
+  pipeline::statistics_source written_steps;
 };
 
 /// @brief How a watch ended.
@@ -142,6 +146,8 @@ struct watch_outcome {
   std::vector<pipeline::rule_result> results;
   std::optional<int64_t> last_step;       ///< last global step evaluated
   int64_t steps_evaluated = 0;
+  int64_t records = 0;     ///< statistics records evaluated (served by `written_steps` or read)
+  int64_t bytes_read = 0;  ///< event-file bytes read for them
 };
 
 using event_callback = std::function<void(const watch_event&)>;

@@ -122,7 +122,12 @@ class rule_session {
   /// @param rules    the rules (owned by the session; `release_rules` gives them back)
   /// @param options  statistics options; `stop_at_unfinished_records` is forced to `live`
   /// @param live     the trial may still be growing (see the class comment)
-  /// @param source   not live only: where the steps come from instead of the session's stream
+  /// @param source   not live: where the steps come from instead of the session's stream. Live:
+  ///   where the steps already written at the first evaluation come from (complete, their
+  ///   records wholly in their files; every step at a first `finish`) — e.g. a statistics store
+  ///   that serves the steps a previous watch stored — after which the stream resumes
+  ///   (`statistics_stream::resume_after`: it reads the pairwise history the next steps need);
+  ///   the observer is not told these steps (the source writes its own rows)
   /// @param observer told each step after the rules (null: nobody)
   rule_session(const trial::catalog& trial, std::vector<rule_invocation> rules,
                const pipeline_options& options, bool live = false, statistics_source source = {},

@@ -184,6 +184,11 @@ class statistics_stream {
   /// tensors or collections, so the rules asked for more). Kept pairwise history of tensors that
   /// stay requested is preserved (it lives in the executor, keyed by tensor and worker).
   void set_plan(plan::read_plan plan);
+  /// @brief Continue after global step `step`, whose steps were delivered elsewhere (a watcher's
+  /// statistics store served them): the next `advance` starts after it, first reading — not
+  /// delivering — the saved steps before its first step that hold the pairwise history that
+  /// step's records compare with (`history_depth` saves of each such tensor and worker).
+  void resume_after(int64_t step);
   /// @brief Turn `pipeline_options::stop_at_unfinished_records` on or off from the next
   /// `advance` on (a watcher turns it off for its final pass once training has ended).
   void set_stop_at_unfinished_records(bool stop) noexcept;
@@ -196,6 +201,13 @@ class statistics_stream {
   struct state;
   std::unique_ptr<state> state_;
 };
+
+/// @brief Live trials: whether every record of `info` that `plan` needs (and `options.read_entry`
+/// keeps) lies wholly inside its event file as the file is now (what
+/// `stop_at_unfinished_records` checks before reading a step). Errors: truncated_record naming
+/// the file and step when a file is missing or shorter than its index says.
+[[nodiscard]] status step_records_written(const trial::catalog& trial, const plan::read_plan& plan,
+                                          const pipeline_options& options, const trial::step_info& info);
 
 /// @brief Compute the statistics `plan` asks for over a whole trial, step by step (one
 /// `statistics_stream::advance` over every saved step).

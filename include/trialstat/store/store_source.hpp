@@ -7,10 +7,15 @@
 ///
 /// Pairwise statistics (update ratio, allclose against the previous steps of a tensor and
 /// worker) depend on the records before: a row is used only when the previous steps it compared
-/// with are the ones this run visits (same steps, same record identities). Once a record of a
-/// (tensor, worker) must be read, every later record of it in this run is read too, and the
-/// `history_depth` records before it are read (their stored rows are still what is emitted) so
-/// the executor holds the copies it compares with.
+/// with are the ones this run visits (same steps, same record identities). When a record of a
+/// (tensor, worker) must be read, the `history_depth` records before it are read too (their
+/// stored rows are still what is emitted) so the executor holds the copies it compares with; it
+/// is predicted to enter the history, so later rows that compared with its bytes are still
+/// served — and if it does not (it no longer decodes), the rest of the run is read without the
+/// store (`store_run_summary::restarts`).
+///
+/// Memory: the rows of the visited steps, packed (a few hundred bytes a record; records that
+/// unpack to at most 1 KiB are also held unpacked), for the run.
 #pragma once
 
 #include <cstdint>
@@ -56,15 +61,17 @@ struct store_source_options {
   stats::backend backend = stats::backend::cpu;
   /// Records whose bytes in the event file (all the records of an entry a request reads) are
   /// fewer than this are neither stored nor served: they are read from the trial, which costs
-  /// less than their row (a row takes ~10-20 µs to write and ~5 µs to read, a 1 KiB record from
-  /// a local file ~1 µs; bench/RESULTS.md "Statistics store"). < 0: automatic —
+  /// less than their row (a row takes ~10-20 µs to write and ~2.3 µs to read back and decode, a
+  /// 1 KiB record from the page cache ~1.5 µs; bench/RESULTS.md "Statistics store"). < 0: automatic —
   /// `TRIALSTAT_STORE_MIN_RECORD_BYTES` when set, else `default_min_record_bytes` for a local
   /// trial and 0 (everything) for an S3 trial, where every record read is network traffic.
   int64_t min_record_bytes = -1;
 };
 
-/// @brief The automatic `store_source_options::min_record_bytes` of a local trial (64 KiB).
-inline constexpr int64_t default_min_record_bytes = int64_t{64} << 10;
+/// @brief The automatic `store_source_options::min_record_bytes` of a local trial (4 KiB): where
+/// reading a record from the page cache costs about what its row costs to read back (measured,
+/// bench/RESULTS.md "Statistics store", eleventh session).
+inline constexpr int64_t default_min_record_bytes = int64_t{4} << 10;
 
 /// @brief `options.min_record_bytes` resolved for `trial` (see there).
 [[nodiscard]] int64_t min_record_bytes_for(const store_source_options& options, const trial::catalog& trial);

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "host/store/held_rows.hpp"
+
+#include <bit>
+#include <cstring>
+
+namespace trialstat::store::detail {
+
+uint64_t entry_key_hash(const entry_key& key) noexcept {
+  uint64_t h = static_cast<uint64_t>(key.step) * 0x9e3779b97f4a7c15ULL ^
+               (static_cast<uint64_t>(key.tensor) << 32 | static_cast<uint64_t>(key.worker));
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebULL;
+  h ^= h >> 31;
+  return h;
+}
+
+void held_rows::add(const entry_key& key, const row_view& v) {
+  row r;
+  r.key = key;
+  r.file_size_bytes = v.file_size_bytes;
+  r.offset = arena_.size();
+  const std::string_view texts[4] = {v.event_file, v.ranges, v.file_version, v.previous};
+  std::size_t total = v.record.size();
+  for (int f = 0; f < 4; ++f) total += texts[f].size();
+  arena_.resize(arena_.size() + total);
+  char* out = arena_.data() + r.offset;
+  for (int f = 0; f < 4; ++f) {
+    r.lengths[f] = static_cast<uint32_t>(texts[f].size());
+    if (!texts[f].empty()) std::memcpy(out, texts[f].data(), texts[f].size());
+    out += texts[f].size();
+  }
+  r.lengths[4] = static_cast<uint32_t>(v.record.size());
+  if (!v.record.empty()) std::memcpy(out, v.record.data(), v.record.size());
+  rows_.push_back(r);
+}
+
+void held_rows::build_index() {
+  const std::size_t capacity = std::bit_ceil(std::max<std::size_t>(16, rows_.size() * 2));
+  slots_.assign(capacity, none);
+  const std::size_t mask = capacity - 1;
+  for (uint32_t i = 0; i < rows_.size(); ++i) {
+    std::size_t at = entry_key_hash(rows_[i].key) & mask;
+    while (slots_[at] != none && !(rows_[slots_[at]].key == rows_[i].key)) at = (at + 1) & mask;
+    slots_[at] = i;  // a later row of the same key replaces the earlier one
+  }
+}
+
+uint32_t held_rows::find(const entry_key& key) const noexcept {
+  if (slots_.empty()) return none;
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t at = entry_key_hash(key) & mask;; at = (at + 1) & mask) {
+    const uint32_t i = slots_[at];
+    if (i == none || rows_[i].key == key) return i;
+  }
+}
+
+void held_rows::clear() {
+  rows_.clear();
+  arena_.clear();
+  slots_.clear();
+  unpacked_.clear();
+  arena_.shrink_to_fit();
+  rows_.shrink_to_fit();
+  unpacked_.shrink_to_fit();
+}
+
+void held_rows::keep_unpacked(uint32_t i, std::span<const std::byte> raw) {
+  row& r = rows_[i];
+  r.unpacked_offset = unpacked_.size();
+  r.unpacked_length = static_cast<uint32_t>(raw.size());
+  unpacked_.insert(unpacked_.end(), raw.begin(), raw.end());
+}
+
+std::span<const std::byte> held_rows::unpacked(uint32_t i) const noexcept {
+  const row& r = rows_[i];
+  return {unpacked_.data() + r.unpacked_offset, r.unpacked_length};
+}
+
+std::string_view held_rows::text(uint32_t i, int field) const noexcept {
+  const row& r = rows_[i];
+  std::size_t at = r.offset;
+  for (int f = 0; f < field; ++f) at += r.lengths[f];
+  return {arena_.data() + at, r.lengths[field]};
+}
+
+std::span<const std::byte> held_rows::record(uint32_t i) const noexcept {
+  const row& r = rows_[i];
+  std::size_t at = r.offset;
+  for (int f = 0; f < 4; ++f) at += r.lengths[f];
+  return {reinterpret_cast<const std::byte*>(arena_.data() + at), r.lengths[4]};
+}
+
+bool held_rows::describes(uint32_t i, const row_identity& identity) const noexcept {
+  return file_size_bytes(i) == identity.file_size_bytes && event_file(i) == identity.event_file &&
+         ranges(i) == identity.ranges && file_version(i) == identity.file_version;
+}
+
+}  // namespace trialstat::store::detail

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// The stored rows one run may serve: their bytes (identity texts and packed record) copied once
+// into one arena as SQLite hands them over, and an open-addressing index by (global step,
+// tensor, worker). No allocation per row; views stay valid until the next `add` or `clear`.
+// Internal to host/store.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "trialstat/store/statistics_store.hpp"
+#include "trialstat/trial/catalog.hpp"
+
+namespace trialstat::store::detail {
+
+/// (global step, tensor, worker) of one catalog entry.
+struct entry_key {
+  int64_t step = 0;
+  trial::tensor_id tensor = 0;
+  trial::worker_id worker = 0;
+  friend bool operator==(const entry_key&, const entry_key&) = default;
+};
+
+/// A 64-bit mix of all three fields (the finaliser of SplitMix64): neighbouring steps, tensors
+/// and workers land far apart, so a power-of-two table needs no prime modulus.
+[[nodiscard]] uint64_t entry_key_hash(const entry_key& key) noexcept;
+
+class held_rows {
+ public:
+  /// No row.
+  static constexpr uint32_t none = UINT32_MAX;
+
+  /// Make room for about `bytes` of row data without moving it as rows arrive (a bound such as
+  /// the database file's size: memory is committed only as it is written).
+  void reserve(std::size_t bytes) { arena_.reserve(bytes); }
+  /// Copy the row `v` (for the catalog entry `key`). A second row of the same key replaces the
+  /// first in the index. Call `build_index` after the last `add`.
+  void add(const entry_key& key, const row_view& v);
+  /// Make `find` answer (after the rows are added).
+  void build_index();
+  /// The index of the row of `key`, or `none`.
+  [[nodiscard]] uint32_t find(const entry_key& key) const noexcept;
+  [[nodiscard]] std::size_t size() const noexcept { return rows_.size(); }
+  void clear();
+
+  /// The identity fields of row `i` (views into the arena).
+  [[nodiscard]] std::string_view event_file(uint32_t i) const noexcept { return text(i, 0); }
+  [[nodiscard]] std::string_view ranges(uint32_t i) const noexcept { return text(i, 1); }
+  [[nodiscard]] std::string_view file_version(uint32_t i) const noexcept { return text(i, 2); }
+  [[nodiscard]] std::string_view previous(uint32_t i) const noexcept { return text(i, 3); }
+  [[nodiscard]] uint64_t file_size_bytes(uint32_t i) const noexcept { return rows_[i].file_size_bytes; }
+  /// The packed record (`pack_record`) of row `i`.
+  [[nodiscard]] std::span<const std::byte> record(uint32_t i) const noexcept;
+  /// Keep `raw`, the unpacked record of row `i`, so that `unpacked(i)` gives it without
+  /// unpacking again (for small records: a run then holds their unpacked bytes).
+  void keep_unpacked(uint32_t i, std::span<const std::byte> raw);
+  /// The bytes `keep_unpacked` kept for row `i`; empty when none.
+  [[nodiscard]] std::span<const std::byte> unpacked(uint32_t i) const noexcept;
+  /// Whether row `i` describes the record `identity` names (all but `previous` compared).
+  [[nodiscard]] bool describes(uint32_t i, const row_identity& identity) const noexcept;
+
+ private:
+  struct row {
+    entry_key key;
+    uint64_t file_size_bytes = 0;
+    std::size_t offset = 0;          // into arena_: event_file, ranges, file_version, previous, record
+    uint32_t lengths[5] = {};
+    std::size_t unpacked_offset = 0;  // into unpacked_
+    uint32_t unpacked_length = 0;
+  };
+  [[nodiscard]] std::string_view text(uint32_t i, int field) const noexcept;
+
+  std::vector<row> rows_;
+  std::vector<char> arena_;
+  std::vector<std::byte> unpacked_;
+  std::vector<uint32_t> slots_;  // power of two; `none` = empty
+};
+
+}  // namespace trialstat::store::detail
