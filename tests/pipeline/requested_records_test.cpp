@@ -155,7 +155,9 @@ class other_trial_probe final : public rules::rule {
   void evaluate_step(const trial::catalog& /*trial*/, const stats::step_statistics& step,
                      std::vector<rules::finding>& /*findings*/) override {
     // Delivered just before the evaluation of the same step, or not at all.
-    if (pending_) EXPECT_EQ(*pending_, step.step);
+    if (pending_) {
+      EXPECT_EQ(*pending_, step.step);
+    }
     pending_.reset();
     evaluated_.push_back(step.step);
   }
