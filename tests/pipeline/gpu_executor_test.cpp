@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tests/support/gpu.hpp"
+#include "tests/support/record_equality.hpp"
 #include "tests/reference/reference_stats.hpp"
 #include "tests/support/shared_trials.hpp"
 #include "trialstat/config.hpp"
@@ -98,23 +99,7 @@ void expect_same_record(const stats::statistics_record& a, const stats::statisti
   if (a.scalar) {
     EXPECT_TRUE(*a.scalar == *b.scalar || (std::isnan(*a.scalar) && std::isnan(*b.scalar)));
   }
-  ASSERT_EQ(a.histogram.has_value(), b.histogram.has_value());
-  if (a.histogram) {
-    EXPECT_EQ(a.histogram->bins, b.histogram->bins);
-    EXPECT_EQ(a.histogram->lo, b.histogram->lo);
-    EXPECT_EQ(a.histogram->hi, b.histogram->hi);
-    EXPECT_EQ(a.histogram->degenerate, b.histogram->degenerate);
-    EXPECT_EQ(a.histogram->counts, b.histogram->counts);
-  }
-  ASSERT_EQ(a.log_histogram.has_value(), b.log_histogram.has_value());
-  if (a.log_histogram) {
-    EXPECT_EQ(a.log_histogram->counts, b.log_histogram->counts);
-    EXPECT_EQ(a.log_histogram->nan_count, b.log_histogram->nan_count);
-    EXPECT_EQ(a.log_histogram->pos_inf_count, b.log_histogram->pos_inf_count);
-    EXPECT_EQ(a.log_histogram->neg_inf_count, b.log_histogram->neg_inf_count);
-    EXPECT_EQ(a.log_histogram->below_count, b.log_histogram->below_count);
-    EXPECT_EQ(a.log_histogram->above_count, b.log_histogram->above_count);
-  }
+  testing::expect_same_histograms(a, b);
   ASSERT_EQ(a.axis0.size(), b.axis0.size());
   for (std::size_t k = 0; k < a.axis0.size(); ++k) {
     EXPECT_EQ(a.axis0[k].batch, b.axis0[k].batch);

@@ -23,6 +23,7 @@
 #include <omp.h>
 #endif
 
+#include "tests/support/record_equality.hpp"
 #include "trialstat/dtype.hpp"
 #include "trialstat/stats/statistics_executor.hpp"
 
@@ -230,23 +231,7 @@ void expect_identical(const statistics_record& a, const statistics_record& b) {
   if (a.scalar) {
     EXPECT_EQ(bits_of(*a.scalar), bits_of(*b.scalar));
   }
-  ASSERT_EQ(a.histogram.has_value(), b.histogram.has_value());
-  if (a.histogram) {
-    EXPECT_EQ(a.histogram->bins, b.histogram->bins);
-    EXPECT_SAME_BITS(*a.histogram, *b.histogram, lo);
-    EXPECT_SAME_BITS(*a.histogram, *b.histogram, hi);
-    EXPECT_EQ(a.histogram->degenerate, b.histogram->degenerate);
-    EXPECT_EQ(a.histogram->counts, b.histogram->counts);
-  }
-  ASSERT_EQ(a.log_histogram.has_value(), b.log_histogram.has_value());
-  if (a.log_histogram) {
-    EXPECT_EQ(a.log_histogram->counts, b.log_histogram->counts);
-    EXPECT_EQ(a.log_histogram->nan_count, b.log_histogram->nan_count);
-    EXPECT_EQ(a.log_histogram->pos_inf_count, b.log_histogram->pos_inf_count);
-    EXPECT_EQ(a.log_histogram->neg_inf_count, b.log_histogram->neg_inf_count);
-    EXPECT_EQ(a.log_histogram->below_count, b.log_histogram->below_count);
-    EXPECT_EQ(a.log_histogram->above_count, b.log_histogram->above_count);
-  }
+  testing::expect_same_histograms(a, b);
   ASSERT_EQ(a.previous.size(), b.previous.size());
   for (std::size_t k = 0; k < a.previous.size(); ++k) {
     const previous_comparison& pa = a.previous[k];
