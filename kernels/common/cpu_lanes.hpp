@@ -365,7 +365,63 @@ TRIALSTAT_LANES_F_COMPARE(<)
 TRIALSTAT_LANES_F_COMPARE(<=)
 TRIALSTAT_LANES_F_COMPARE(>)
 TRIALSTAT_LANES_F_COMPARE(>=)
+TRIALSTAT_LANES_F_COMPARE(==)
 #undef TRIALSTAT_LANES_F_COMPARE
+/// float32 forms of min_lanes / max_lanes (−0.0 below +0.0; lanes hold no NaN).
+TRIALSTAT_LANES_INLINE vf min_lanes(const vf& a, const vf& b) {
+  vf r;
+  for (int k = 0; k < float_parts; ++k) {
+    const native_f32_full x = a.p[k] < b.p[k] ? a.p[k] : b.p[k];
+    const native_f32_full y = b.p[k] < a.p[k] ? b.p[k] : a.p[k];
+    native_i32_full xb, yb;
+    __builtin_memcpy(&xb, &x, sizeof xb);
+    __builtin_memcpy(&yb, &y, sizeof yb);
+    xb |= yb;
+    __builtin_memcpy(&r.p[k], &xb, sizeof xb);
+  }
+  return r;
+}
+TRIALSTAT_LANES_INLINE vf max_lanes(const vf& a, const vf& b) {
+  vf r;
+  for (int k = 0; k < float_parts; ++k) {
+    const native_f32_full x = a.p[k] > b.p[k] ? a.p[k] : b.p[k];
+    const native_f32_full y = b.p[k] > a.p[k] ? b.p[k] : a.p[k];
+    native_i32_full xb, yb;
+    __builtin_memcpy(&xb, &x, sizeof xb);
+    __builtin_memcpy(&yb, &y, sizeof yb);
+    xb &= yb;
+    __builtin_memcpy(&r.p[k], &xb, sizeof xb);
+  }
+  return r;
+}
+/// Minimum / maximum of 16 lanes that hold no NaN, as float64 (exact; −0.0 below +0.0).
+TRIALSTAT_LANES_INLINE double reduce_min(const vf& x) {
+  float l[float_lane_count];
+  __builtin_memcpy(l, &x, sizeof l);
+  double m = l[0];
+  for (int j = 1; j < float_lane_count; ++j) m = ordered_min(static_cast<double>(l[j]), m);
+  return m;
+}
+TRIALSTAT_LANES_INLINE double reduce_max(const vf& x) {
+  float l[float_lane_count];
+  __builtin_memcpy(l, &x, sizeof l);
+  double m = l[0];
+  for (int j = 1; j < float_lane_count; ++j) m = ordered_max(static_cast<double>(l[j]), m);
+  return m;
+}
+/// 16 int32 counters (a vmf holding counts): counter + 1 where m; their sum.
+TRIALSTAT_LANES_INLINE vmf count_if(const vmf& counter, const vmf& m) {
+  vmf r;
+  for (int k = 0; k < float_parts; ++k) r.p[k] = counter.p[k] - m.p[k];
+  return r;
+}
+TRIALSTAT_LANES_INLINE int64_t reduce_add(const vmf& x) {
+  int32_t l[float_lane_count];
+  __builtin_memcpy(l, &x, sizeof l);
+  int64_t total = 0;
+  for (int j = 0; j < float_lane_count; ++j) total += l[j];
+  return total;
+}
 TRIALSTAT_LANES_INLINE vf select(const vmf& m, const vf& a, const vf& b) {
   vf r;
   for (int k = 0; k < float_parts; ++k) r.p[k] = m.p[k] ? a.p[k] : b.p[k];
