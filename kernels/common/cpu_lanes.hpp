@@ -227,29 +227,42 @@ TRIALSTAT_LANES_INLINE int64_t reduce_add(const vi& x) {
 /// ordered_min / ordered_max (element_op.hpp) do: the two operand orders of a compare-select
 /// differ only for zeros of opposite signs, so OR-ing their bits picks −0.0 for the minimum and
 /// AND-ing them picks +0.0 for the maximum (every other lane is the same in both).
+/// One native register of min_lanes (Min) or max_lanes: both operand orders of the
+/// compare-select, their bits OR-ed (minimum) or AND-ed (maximum). F: the float vector, I: the
+/// integer vector of its width.
+template <bool Min, class F, class I>
+TRIALSTAT_LANES_INLINE F ordered_extreme_native(const F& a, const F& b) {
+  F x, y;
+  if constexpr (Min) {
+    x = a < b ? a : b;
+    y = b < a ? b : a;
+  } else {
+    x = a > b ? a : b;
+    y = b > a ? b : a;
+  }
+  I xb, yb;
+  __builtin_memcpy(&xb, &x, sizeof xb);
+  __builtin_memcpy(&yb, &y, sizeof yb);
+  if constexpr (Min) {
+    xb |= yb;
+  } else {
+    xb &= yb;
+  }
+  F r;
+  __builtin_memcpy(&r, &xb, sizeof r);
+  return r;
+}
 TRIALSTAT_LANES_INLINE vd min_lanes(const vd& a, const vd& b) {
   vd r;
   for (int k = 0; k < lane_parts; ++k) {
-    const native_f64 x = a.p[k] < b.p[k] ? a.p[k] : b.p[k];
-    const native_f64 y = b.p[k] < a.p[k] ? b.p[k] : a.p[k];
-    native_i64 xb, yb;
-    __builtin_memcpy(&xb, &x, sizeof xb);
-    __builtin_memcpy(&yb, &y, sizeof yb);
-    xb |= yb;
-    __builtin_memcpy(&r.p[k], &xb, sizeof xb);
+    r.p[k] = ordered_extreme_native<true, native_f64, native_i64>(a.p[k], b.p[k]);
   }
   return r;
 }
 TRIALSTAT_LANES_INLINE vd max_lanes(const vd& a, const vd& b) {
   vd r;
   for (int k = 0; k < lane_parts; ++k) {
-    const native_f64 x = a.p[k] > b.p[k] ? a.p[k] : b.p[k];
-    const native_f64 y = b.p[k] > a.p[k] ? b.p[k] : a.p[k];
-    native_i64 xb, yb;
-    __builtin_memcpy(&xb, &x, sizeof xb);
-    __builtin_memcpy(&yb, &y, sizeof yb);
-    xb &= yb;
-    __builtin_memcpy(&r.p[k], &xb, sizeof xb);
+    r.p[k] = ordered_extreme_native<false, native_f64, native_i64>(a.p[k], b.p[k]);
   }
   return r;
 }
@@ -371,26 +384,14 @@ TRIALSTAT_LANES_F_COMPARE(==)
 TRIALSTAT_LANES_INLINE vf min_lanes(const vf& a, const vf& b) {
   vf r;
   for (int k = 0; k < float_parts; ++k) {
-    const native_f32_full x = a.p[k] < b.p[k] ? a.p[k] : b.p[k];
-    const native_f32_full y = b.p[k] < a.p[k] ? b.p[k] : a.p[k];
-    native_i32_full xb, yb;
-    __builtin_memcpy(&xb, &x, sizeof xb);
-    __builtin_memcpy(&yb, &y, sizeof yb);
-    xb |= yb;
-    __builtin_memcpy(&r.p[k], &xb, sizeof xb);
+    r.p[k] = ordered_extreme_native<true, native_f32_full, native_i32_full>(a.p[k], b.p[k]);
   }
   return r;
 }
 TRIALSTAT_LANES_INLINE vf max_lanes(const vf& a, const vf& b) {
   vf r;
   for (int k = 0; k < float_parts; ++k) {
-    const native_f32_full x = a.p[k] > b.p[k] ? a.p[k] : b.p[k];
-    const native_f32_full y = b.p[k] > a.p[k] ? b.p[k] : a.p[k];
-    native_i32_full xb, yb;
-    __builtin_memcpy(&xb, &x, sizeof xb);
-    __builtin_memcpy(&yb, &y, sizeof yb);
-    xb &= yb;
-    __builtin_memcpy(&r.p[k], &xb, sizeof xb);
+    r.p[k] = ordered_extreme_native<false, native_f32_full, native_i32_full>(a.p[k], b.p[k]);
   }
   return r;
 }

@@ -17,6 +17,7 @@
 #include "kernels/moments/moments_cpu.hpp"
 #include "kernels/moments/moments_op.hpp"
 #include "tests/reference/expect_stats.hpp"
+#include "tests/support/record_equality.hpp"
 #include "tests/reference/reference_stats.hpp"
 
 namespace trialstat {
@@ -319,11 +320,6 @@ TEST(MomentsCpu, Float32RecordsEqualFloat64RecordsOfTheSameValues) {
       }
     }
   }
-  const auto bits = [](double x) {
-    uint64_t b;
-    std::memcpy(&b, &x, 8);
-    return b;
-  };
   for (const int isa : {0, 1, 2}) {
     kernels::set_cpu_isa_limit(isa);
     for (const auto& v : cases) {
@@ -334,19 +330,8 @@ TEST(MomentsCpu, Float32RecordsEqualFloat64RecordsOfTheSameValues) {
       stats::moments a = poisoned_moments();
       ASSERT_TRUE(kernels::compute_moments_cpu(f32.data(), {&seg, 1}, {&a, 1}).ok());
       const stats::moments b = run_f64(d);
-      SCOPED_TRACE("isa " + std::to_string(isa) + ", " + std::to_string(v.size()) + " elements");
-      EXPECT_EQ(a.count, b.count);
-      EXPECT_EQ(a.nan_count, b.nan_count);
-      EXPECT_EQ(a.pos_inf_count, b.pos_inf_count);
-      EXPECT_EQ(a.neg_inf_count, b.neg_inf_count);
-      EXPECT_EQ(a.zero_count, b.zero_count);
-      EXPECT_EQ(a.positive_count, b.positive_count);
-      EXPECT_EQ(a.negative_count, b.negative_count);
-      for (const auto field : {&stats::moments::min, &stats::moments::max, &stats::moments::sum,
-                               &stats::moments::sum_abs, &stats::moments::sum_squares,
-                               &stats::moments::max_abs, &stats::moments::mean, &stats::moments::m2}) {
-        EXPECT_EQ(bits(a.*field), bits(b.*field));
-      }
+      testing::expect_identical_moments(
+          a, b, "isa " + std::to_string(isa) + ", " + std::to_string(v.size()) + " elements");
     }
   }
   kernels::set_cpu_isa_limit(-1);

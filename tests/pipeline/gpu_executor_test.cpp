@@ -53,13 +53,7 @@ constexpr double twin_tolerance = 2e-12;
 }
 
 void expect_same_moments(const stats::moments& a, const stats::moments& b) {
-  EXPECT_EQ(a.count, b.count);
-  EXPECT_EQ(a.nan_count, b.nan_count);
-  EXPECT_EQ(a.pos_inf_count, b.pos_inf_count);
-  EXPECT_EQ(a.neg_inf_count, b.neg_inf_count);
-  EXPECT_EQ(a.zero_count, b.zero_count);
-  EXPECT_EQ(a.positive_count, b.positive_count);
-  EXPECT_EQ(a.negative_count, b.negative_count);
+  testing::expect_same_moment_counts(a, b);
   EXPECT_EQ(a.min, b.min);
   EXPECT_EQ(a.max, b.max);
   EXPECT_EQ(a.max_abs, b.max_abs);

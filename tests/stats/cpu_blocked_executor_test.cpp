@@ -194,42 +194,17 @@ std::vector<statistics_record> run(std::size_t block_bytes, int threads) {
   return all;
 }
 
-uint64_t bits_of(double x) {
-  uint64_t b;
-  std::memcpy(&b, &x, 8);
-  return b;
-}
-
-#define EXPECT_SAME_BITS(a, b, field)                              \
-  do {                                                             \
-    EXPECT_EQ(bits_of((a).field), bits_of((b).field)) << #field; \
-  } while (false)
+#define EXPECT_SAME_BITS(a, b, field) EXPECT_TRUE(testing::same_bits((a).field, (b).field)) << #field
 
 void expect_identical(const statistics_record& a, const statistics_record& b) {
   SCOPED_TRACE("tensor " + std::to_string(a.tensor) + " worker " + std::to_string(a.worker) +
                " step " + std::to_string(a.step) + " dtype " + std::string(dtype_name(a.type)));
   ASSERT_EQ(a.moments.has_value(), b.moments.has_value());
   ASSERT_TRUE(a.moments.has_value());
-  const moments& ma = *a.moments;
-  const moments& mb = *b.moments;
-  EXPECT_EQ(ma.count, mb.count);
-  EXPECT_EQ(ma.nan_count, mb.nan_count);
-  EXPECT_EQ(ma.pos_inf_count, mb.pos_inf_count);
-  EXPECT_EQ(ma.neg_inf_count, mb.neg_inf_count);
-  EXPECT_EQ(ma.zero_count, mb.zero_count);
-  EXPECT_EQ(ma.positive_count, mb.positive_count);
-  EXPECT_EQ(ma.negative_count, mb.negative_count);
-  EXPECT_SAME_BITS(ma, mb, min);
-  EXPECT_SAME_BITS(ma, mb, max);
-  EXPECT_SAME_BITS(ma, mb, sum);
-  EXPECT_SAME_BITS(ma, mb, sum_abs);
-  EXPECT_SAME_BITS(ma, mb, sum_squares);
-  EXPECT_SAME_BITS(ma, mb, max_abs);
-  EXPECT_SAME_BITS(ma, mb, mean);
-  EXPECT_SAME_BITS(ma, mb, m2);
+  testing::expect_identical_moments(*a.moments, *b.moments, "moments");
   ASSERT_EQ(a.scalar.has_value(), b.scalar.has_value());
   if (a.scalar) {
-    EXPECT_EQ(bits_of(*a.scalar), bits_of(*b.scalar));
+    EXPECT_TRUE(testing::same_bits(*a.scalar, *b.scalar));
   }
   testing::expect_same_histograms(a, b);
   ASSERT_EQ(a.previous.size(), b.previous.size());
