@@ -4,8 +4,11 @@
 // memory once, by the moments, and the fixed-bin histogram (which needs the moments' range),
 // the log-scale histogram and the pairwise pass against the previous step's copy then find it
 // in the core's L2 — instead of each statistic streaming the whole batch through memory in
-// turn. Every statistic runs the same chunk functions merged in the same order as its batch
-// pass (kernels/*/_cpu.hpp: segment_moments_cpu, segment_histogram_cpu,
+// turn, and one pool job per batch instead of one per statistic. (Measured on the Zen 4
+// benchmark machine, 256 KiB float32 tensors: no faster than the streamed passes — the kernels
+// are bound by their instructions there, not by where the tensor is; bench/RESULTS.md, issue 24,
+// eleventh session.) Every statistic runs the same chunk functions merged in the same order as
+// its batch pass (kernels/*/*_cpu.hpp: segment_moments_cpu, segment_histogram_cpu,
 // segment_log_histogram_cpu, compute_pairwise_cpu), so the records are bit-identical to the
 // per-statistic passes'. Internal to host/stats.
 #pragma once
