@@ -3,7 +3,9 @@
 """Whole-process timings of trialstat commands against a plain `cat` of the same event files,
 measured in interleaved rounds (cat, then each command, round after round) so that a busy,
 shared machine slows every contender alike; prints medians and each command's ratio to the
-read (read time / command time, per round, then the median of those ratios).
+read (read time / command time, per round, then the median of those ratios), and each
+command's median CPU time (user + system of the process and its threads, from
+getrusage(RUSAGE_CHILDREN)) beside its wall time.
 
     bench/end_to_end/run_interleaved.py TRIAL --rounds 7 \
         --cmd before='/tmp/old/trialstat stats {trial} --format json --log-hist' \
@@ -16,6 +18,7 @@ import argparse
 import glob
 import json
 import os
+import resource
 import shlex
 import shutil
 import statistics
@@ -30,10 +33,18 @@ def event_files(trial):
                   if os.path.isfile(p))
 
 
+def children_cpu_seconds():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def timed(argv):
+    """(wall seconds, CPU seconds) of one run of argv."""
+    cpu_before = children_cpu_seconds()
     start = time.perf_counter()
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    return wall, children_cpu_seconds() - cpu_before
 
 
 def main():
@@ -52,25 +63,32 @@ def main():
     subprocess.run(["cat"] + files, check=True, stdout=subprocess.DEVNULL)  # warm the page cache
     times = {"cat": []}
     times.update({name: [] for name, _ in cmds})
+    cpu_times = {name: [] for name in times}
     for _ in range(args.rounds):
-        times["cat"].append(timed(["cat"] + files))
+        wall, cpu = timed(["cat"] + files)
+        times["cat"].append(wall)
+        cpu_times["cat"].append(cpu)
         for name, line in cmds:
             tmp = tempfile.mkdtemp(prefix="ts-interleaved-")
             try:
                 argv = shlex.split(line.replace("{trial}", args.trial).replace("{tmp}", tmp))
-                times[name].append(timed(argv))
+                wall, cpu = timed(argv)
+                times[name].append(wall)
+                cpu_times[name].append(cpu)
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
     print(f"{args.trial}: {len(files)} event files, {nbytes / 1e9:.3f} GB, {args.rounds} interleaved rounds")
-    print("| command | median s | GB/s | ratio to cat (median of per-round ratios) | ratios min–max |")
-    print("|---|---|---|---|---|")
+    print(f"load average before the last round: {os.getloadavg()[0]:.2f}")
+    print("| command | median s | median CPU s (user+sys) | GB/s | ratio to cat (median of per-round ratios) | ratios min–max |")
+    print("|---|---|---|---|---|---|")
     for name, ts in times.items():
         ratios = [c / t for c, t in zip(times["cat"], ts)]
-        print(f"| {name} | {statistics.median(ts):.3f} | {nbytes / 1e9 / statistics.median(ts):.2f} "
+        print(f"| {name} | {statistics.median(ts):.3f} | {statistics.median(cpu_times[name]):.3f} "
+              f"| {nbytes / 1e9 / statistics.median(ts):.2f} "
               f"| {statistics.median(ratios):.0%} | {min(ratios):.0%}–{max(ratios):.0%} |")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"trial": args.trial, "event_bytes": nbytes, "times": times,
+            json.dump({"trial": args.trial, "event_bytes": nbytes, "times": times, "cpu_times": cpu_times,
                        "commands": dict(cmds)}, f, indent=1)
     return 0
 

@@ -1,56 +1,53 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CPU statistics executor: the CPU twins over a batch's segments, plus host-memory history
-// for pairwise statistics. Each tensor's request is looked up once per batch; the history copy of
-// a (tensor, worker) is refreshed inside the pairwise pass that reads it (no separate copy of
-// the current tensor).
+// for pairwise statistics (cpu_pairwise_history.hpp). Each batch is split by tensor size:
+//  - tensors within the cache budget (executor_options::cpu_block_bytes) are blocked: each
+//    one's moments, histograms and pairwise pass run back to back on one thread while it is in
+//    that core's L2 (cpu_tensor_statistics.hpp), the tensors spread over the worker pool;
+//  - larger tensors are streamed: each statistic is one pass over all of them, its chunks spread
+//    over the pool (the moments first: the fixed-bin histograms need their range).
+// Both paths run the same chunk functions merged in the same order, so a record does not
+// depend on the path, the budget or the thread count. Axis-0 counts and rule statistics follow,
+// tensor by tensor.
 #include <algorithm>
-#include <deque>
 #include <limits>
-#include <unordered_map>
 
+#include "host/stats/cpu_pairwise_history.hpp"
+#include "host/stats/cpu_tensor_statistics.hpp"
 #include "host/stats/rule_statistics.hpp"
-#include "kernels/pairwise/pairwise_cpu.hpp"
-#include "trialstat/config.hpp"
-#include "trialstat/stats/statistics_executor.hpp"
+#include "kernels/common/cpu_parallel.hpp"
+#include "kernels/common/cpu_validate.hpp"
 #include "trialstat/stats/axis_counts.hpp"
 #include "trialstat/stats/histogram.hpp"
 #include "trialstat/stats/log_histogram.hpp"
 #include "trialstat/stats/moments.hpp"
-#include "trialstat/stats/pairwise.hpp"
+#include "trialstat/stats/statistics_executor.hpp"
 
 namespace trialstat::stats {
 namespace {
 
-/// A previous saved step's copy of one tensor (for pairwise statistics).
-struct snapshot {
-  int64_t step = 0;
-  dtype type = dtype::invalid;
-  std::vector<int64_t> shape;
-  std::vector<std::byte> bytes;
-};
-
-uint64_t history_key(trial::tensor_id tensor, trial::worker_id worker) {
-  return (static_cast<uint64_t>(tensor) << 32) | worker;
-}
-
 class cpu_executor final : public statistics_executor {
  public:
+  explicit cpu_executor(std::size_t block_bytes) : block_bytes_(block_bytes) {}
+
   stats::backend backend() const noexcept override { return stats::backend::cpu; }
 
   status compute(const tensor_batch& batch) override {
     const std::size_t n = batch.segments.size();
     if (n == 0) return status::success();
     TRIALSTAT_RETURN_IF_ERROR(batch.check("cpu executor"));
-    moments_.resize(n);
-    TRIALSTAT_RETURN_IF_ERROR(
-        stats::compute_moments(batch.base, batch.segments, moments_, stats::backend::cpu));
+    TRIALSTAT_RETURN_IF_ERROR(kernels::validate_segments(batch.base, batch.segments, "compute_moments"));
+    split(batch);
+    // History windows are looked up here, on one thread; the blocked tasks compare their
+    // tensors with them unless two records of the batch share a window (then every comparison
+    // runs below, in record order).
+    windows_.assign(n, nullptr);
     for (std::size_t i = 0; i < n; ++i) {
-      stats::statistics_record& record = *batch.records[i];
-      record.moments = moments_[i];
-      if (record.num_elements == 1) record.scalar = scalar_from_moments(moments_[i]);
+      if (batch.requests[i]->history_depth > 0) windows_[i] = &history_.window_of(*batch.records[i]);
     }
-    TRIALSTAT_RETURN_IF_ERROR(compute_histograms(batch));
-    TRIALSTAT_RETURN_IF_ERROR(compute_log_histograms(batch));
+    const bool blocked_pairwise = windows_distinct();
+    TRIALSTAT_RETURN_IF_ERROR(compute_streamed(batch));
+    TRIALSTAT_RETURN_IF_ERROR(compute_blocked(batch, blocked_pairwise));
     for (std::size_t i = 0; i < n; ++i) {
       stats::statistics_record& record = *batch.records[i];
       const stats::statistics_request& request = *batch.requests[i];
@@ -64,18 +61,78 @@ class cpu_executor final : public statistics_executor {
       // Statistics added by later rules go here (one request field → one record field).
       TRIALSTAT_RETURN_IF_ERROR(
           detail::compute_rule_statistics(request, view, record, stats::backend::cpu, nullptr));
-      if (request.history_depth > 0) TRIALSTAT_RETURN_IF_ERROR(compare_with_history(request, view, record));
+      const bool compared = blocked_[i] && blocked_pairwise;
+      if (windows_[i] != nullptr && !compared) {
+        TRIALSTAT_RETURN_IF_ERROR(detail::compare_with_history(request, view, record, *windows_[i]));
+      }
     }
     return status::success();
   }
 
  private:
-  status compute_histograms(const tensor_batch& batch) {
-    // Group segments by bin count (normally one group: every request uses the same bins).
+  /// blocked_[i]: whether tensor i fits the cache budget; blocked_list_ / streamed_ the indices.
+  void split(const tensor_batch& batch) {
     const std::size_t n = batch.segments.size();
+    blocked_.assign(n, false);
+    blocked_list_.clear();
+    streamed_.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+      const stats::segment& seg = batch.segments[i];
+      const auto bytes = static_cast<std::size_t>(seg.num_elements) * dtype_size_bytes(seg.type);
+      blocked_[i] = detail::fits_cpu_block(bytes, block_bytes_);
+      (blocked_[i] ? blocked_list_ : streamed_).push_back(i);
+    }
+  }
+
+  /// Whether no two blocked records share a history window.
+  bool windows_distinct() {
+    sorted_windows_.clear();
+    for (std::size_t i : blocked_list_) {
+      if (windows_[i] != nullptr) sorted_windows_.push_back(windows_[i]);
+    }
+    std::sort(sorted_windows_.begin(), sorted_windows_.end());
+    return std::adjacent_find(sorted_windows_.begin(), sorted_windows_.end()) == sorted_windows_.end();
+  }
+
+  /// Every statistic of each blocked tensor back to back, the tensors spread over the pool.
+  status compute_blocked(const tensor_batch& batch, bool with_pairwise) {
+    if (blocked_list_.empty()) return status::success();
+    task_status_.assign(blocked_list_.size(), status::success());
+    int64_t work = 0;
+    for (std::size_t i : blocked_list_) work += batch.segments[i].num_elements;
+    kernels::cpu_parallel_for(static_cast<int64_t>(blocked_list_.size()), work, [&](int64_t k) {
+      const std::size_t i = blocked_list_[static_cast<std::size_t>(k)];
+      task_status_[static_cast<std::size_t>(k)] = detail::compute_tensor_statistics(
+          batch.base, batch.segments[i], *batch.requests[i], *batch.records[i],
+          with_pairwise ? windows_[i] : nullptr);
+    });
+    for (const status& s : task_status_) TRIALSTAT_RETURN_IF_ERROR(s);
+    return status::success();
+  }
+
+  /// The streamed tensors: one pass per statistic over all of them.
+  status compute_streamed(const tensor_batch& batch) {
+    if (streamed_.empty()) return status::success();
+    segments_.clear();
+    for (std::size_t i : streamed_) segments_.push_back(batch.segments[i]);
+    moments_.resize(streamed_.size());
+    TRIALSTAT_RETURN_IF_ERROR(
+        stats::compute_moments(batch.base, segments_, moments_, stats::backend::cpu));
+    for (std::size_t k = 0; k < streamed_.size(); ++k) {
+      stats::statistics_record& record = *batch.records[streamed_[k]];
+      record.moments = moments_[k];
+      if (record.num_elements == 1) record.scalar = scalar_from_moments(moments_[k]);
+    }
+    TRIALSTAT_RETURN_IF_ERROR(compute_histograms(batch));
+    return compute_log_histograms(batch);
+  }
+
+  /// Fixed-bin histograms of the streamed tensors, one call per bin count (normally one: every
+  /// request uses the same bins).
+  status compute_histograms(const tensor_batch& batch) {
     done_bins_.clear();
-    for (std::size_t first = 0; first < n; ++first) {
-      const int bins = batch.requests[first]->histogram_bins;
+    for (std::size_t first = 0; first < streamed_.size(); ++first) {
+      const int bins = batch.requests[streamed_[first]]->histogram_bins;
       if (bins <= 0 || std::find(done_bins_.begin(), done_bins_.end(), bins) != done_bins_.end()) {
         continue;
       }
@@ -83,28 +140,28 @@ class cpu_executor final : public statistics_executor {
       hist_segments_.clear();
       hist_moments_.clear();
       hist_records_.clear();
-      for (std::size_t i = first; i < n; ++i) {
+      for (std::size_t k = first; k < streamed_.size(); ++k) {
+        const std::size_t i = streamed_[k];
         if (batch.requests[i]->histogram_bins != bins) continue;
         hist_segments_.push_back(batch.segments[i]);
-        hist_moments_.push_back(moments_[i]);
+        hist_moments_.push_back(moments_[k]);
         hist_records_.push_back(batch.records[i]);
       }
       histograms_.resize(hist_segments_.size());
       TRIALSTAT_RETURN_IF_ERROR(stats::compute_histograms(batch.base, hist_segments_, hist_moments_,
                                                           bins, histograms_, stats::backend::cpu));
-      for (std::size_t i = 0; i < hist_records_.size(); ++i) {
-        hist_records_[i]->histogram = std::move(histograms_[i]);
+      for (std::size_t k = 0; k < hist_records_.size(); ++k) {
+        hist_records_[k]->histogram = std::move(histograms_[k]);
       }
     }
     return status::success();
   }
 
-  /// The fixed log-scale histograms of every segment whose request asks for them, in one call.
+  /// The fixed log-scale histograms of the streamed tensors whose request asks for them.
   status compute_log_histograms(const tensor_batch& batch) {
-    const std::size_t n = batch.segments.size();
     hist_segments_.clear();
     hist_records_.clear();
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t i : streamed_) {
       if (!batch.requests[i]->log_histogram) continue;
       hist_segments_.push_back(batch.segments[i]);
       hist_records_.push_back(batch.records[i]);
@@ -113,61 +170,21 @@ class cpu_executor final : public statistics_executor {
     log_histograms_.resize(hist_segments_.size());
     TRIALSTAT_RETURN_IF_ERROR(stats::compute_log_histograms(batch.base, hist_segments_,
                                                             log_histograms_, stats::backend::cpu));
-    for (std::size_t i = 0; i < hist_records_.size(); ++i) {
-      hist_records_[i]->log_histogram = std::move(log_histograms_[i]);
+    for (std::size_t k = 0; k < hist_records_.size(); ++k) {
+      hist_records_[k]->log_histogram = std::move(log_histograms_[k]);
     }
     return status::success();
   }
 
-  /// Pairwise statistics against the kept copies, newest first; then keep this step's copy.
-  /// When the window is full, the oldest copy's buffer becomes this step's copy: if it is
-  /// compared (same shape and dtype), its last pass copies the current bytes over it block by
-  /// block as it reads them (compute_pairwise_cpu's overwrite), else it is copied afterwards.
-  status compare_with_history(const stats::statistics_request& request, const tensor_view& view,
-                              stats::statistics_record& record) {
-    auto& kept = history_[history_key(record.tensor, record.worker)];
-    const stats::allclose_params default_params{};
-    const bool recycle = !kept.empty() && static_cast<int>(kept.size()) >= request.history_depth;
-    bool refreshed = false;
-    for (auto it = kept.rbegin(); it != kept.rend(); ++it) {
-      stats::previous_comparison comparison;
-      comparison.previous_step = it->step;
-      comparison.shape_matches = it->shape == record.shape && it->type == record.type;
-      if (comparison.shape_matches) {
-        const tensor_view previous{it->bytes.data(), it->type, it->shape, record.num_elements,
-                                   memory_kind::host};
-        // Extra parameter sets first: the pass with the first set may overwrite `previous`.
-        comparison.allclose_violations.resize(std::max<std::size_t>(1, request.allclose.size()));
-        for (std::size_t p = 1; p < request.allclose.size(); ++p) {
-          auto extra = kernels::compute_pairwise_cpu(previous, view, request.allclose[p]);
-          if (!extra) return extra.error_status();
-          comparison.allclose_violations[p] = extra->allclose_violations;
-        }
-        const bool overwrite = recycle && &*it == &kept.front();
-        const auto& first_params = request.allclose.empty() ? default_params : request.allclose[0];
-        auto result = kernels::compute_pairwise_cpu(previous, view, first_params,
-                                                    overwrite ? it->bytes.data() : nullptr);
-        if (!result) return result.error_status();
-        refreshed = refreshed || overwrite;
-        comparison.result = *result;
-        comparison.allclose_violations[0] = result->allclose_violations;
-      }
-      record.previous.push_back(std::move(comparison));
-    }
-    // Keep this step's copy, recycling the oldest buffer once the window is full.
-    snapshot next;
-    if (recycle) {
-      next = std::move(kept.front());
-      kept.pop_front();
-    }
-    next.step = record.step;
-    next.type = record.type;
-    next.shape = record.shape;
-    if (!refreshed) next.bytes.assign(view.data, view.data + view.size_bytes());
-    kept.push_back(std::move(next));
-    return status::success();
-  }
-
+  std::size_t block_bytes_;
+  // Per batch (kept to reuse their capacity).
+  std::vector<bool> blocked_;
+  std::vector<std::size_t> blocked_list_;
+  std::vector<std::size_t> streamed_;
+  std::vector<detail::snapshot_window*> windows_;
+  std::vector<detail::snapshot_window*> sorted_windows_;
+  std::vector<status> task_status_;
+  std::vector<stats::segment> segments_;
   std::vector<stats::moments> moments_;
   std::vector<stats::segment> hist_segments_;
   std::vector<stats::moments> hist_moments_;
@@ -175,7 +192,8 @@ class cpu_executor final : public statistics_executor {
   std::vector<stats::histogram> histograms_;
   std::vector<stats::log_histogram> log_histograms_;
   std::vector<int> done_bins_;
-  std::unordered_map<uint64_t, std::deque<snapshot>> history_;
+  // Across batches.
+  detail::pairwise_history history_;
 };
 
 }  // namespace
@@ -187,8 +205,8 @@ double scalar_from_moments(const stats::moments& m) noexcept {
                              : -std::numeric_limits<double>::infinity();
 }
 
-std::unique_ptr<statistics_executor> make_cpu_statistics_executor() {
-  return std::make_unique<cpu_executor>();
+std::unique_ptr<statistics_executor> make_cpu_statistics_executor(const executor_options& options) {
+  return std::make_unique<cpu_executor>(options.cpu_block_bytes);
 }
 
 }  // namespace trialstat::stats

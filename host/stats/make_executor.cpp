@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Executor factory: the CPU twin always; CUDA when built and a device is visible.
+// Executor factory: the CPU executor always; CUDA when built and a device is visible.
 #include "trialstat/config.hpp"
 #include "trialstat/stats/statistics_executor.hpp"
 
@@ -9,17 +9,17 @@
 
 namespace trialstat::stats {
 
-std::unique_ptr<statistics_executor> make_cpu_statistics_executor();
+std::unique_ptr<statistics_executor> make_cpu_statistics_executor(const executor_options& options);
 
 result<std::unique_ptr<statistics_executor>> make_statistics_executor(stats::backend which) {
   return make_statistics_executor(which, executor_options{});
 }
 
 result<std::unique_ptr<statistics_executor>> make_statistics_executor(
-    stats::backend which, [[maybe_unused]] const executor_options& options) {
+    stats::backend which, const executor_options& options) {
   switch (which) {
     case stats::backend::cpu:
-      return make_cpu_statistics_executor();
+      return make_cpu_statistics_executor(options);
     case stats::backend::cuda:
       if (!stats::cuda_device_available()) {
         return status(error_code::invalid_argument,

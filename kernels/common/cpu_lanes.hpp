@@ -227,29 +227,42 @@ TRIALSTAT_LANES_INLINE int64_t reduce_add(const vi& x) {
 /// ordered_min / ordered_max (element_op.hpp) do: the two operand orders of a compare-select
 /// differ only for zeros of opposite signs, so OR-ing their bits picks −0.0 for the minimum and
 /// AND-ing them picks +0.0 for the maximum (every other lane is the same in both).
+/// One native register of min_lanes (Min) or max_lanes: both operand orders of the
+/// compare-select, their bits OR-ed (minimum) or AND-ed (maximum). F: the float vector, I: the
+/// integer vector of its width.
+template <bool Min, class F, class I>
+TRIALSTAT_LANES_INLINE F ordered_extreme_native(const F& a, const F& b) {
+  F x, y;
+  if constexpr (Min) {
+    x = a < b ? a : b;
+    y = b < a ? b : a;
+  } else {
+    x = a > b ? a : b;
+    y = b > a ? b : a;
+  }
+  I xb, yb;
+  __builtin_memcpy(&xb, &x, sizeof xb);
+  __builtin_memcpy(&yb, &y, sizeof yb);
+  if constexpr (Min) {
+    xb |= yb;
+  } else {
+    xb &= yb;
+  }
+  F r;
+  __builtin_memcpy(&r, &xb, sizeof r);
+  return r;
+}
 TRIALSTAT_LANES_INLINE vd min_lanes(const vd& a, const vd& b) {
   vd r;
   for (int k = 0; k < lane_parts; ++k) {
-    const native_f64 x = a.p[k] < b.p[k] ? a.p[k] : b.p[k];
-    const native_f64 y = b.p[k] < a.p[k] ? b.p[k] : a.p[k];
-    native_i64 xb, yb;
-    __builtin_memcpy(&xb, &x, sizeof xb);
-    __builtin_memcpy(&yb, &y, sizeof yb);
-    xb |= yb;
-    __builtin_memcpy(&r.p[k], &xb, sizeof xb);
+    r.p[k] = ordered_extreme_native<true, native_f64, native_i64>(a.p[k], b.p[k]);
   }
   return r;
 }
 TRIALSTAT_LANES_INLINE vd max_lanes(const vd& a, const vd& b) {
   vd r;
   for (int k = 0; k < lane_parts; ++k) {
-    const native_f64 x = a.p[k] > b.p[k] ? a.p[k] : b.p[k];
-    const native_f64 y = b.p[k] > a.p[k] ? b.p[k] : a.p[k];
-    native_i64 xb, yb;
-    __builtin_memcpy(&xb, &x, sizeof xb);
-    __builtin_memcpy(&yb, &y, sizeof yb);
-    xb &= yb;
-    __builtin_memcpy(&r.p[k], &xb, sizeof xb);
+    r.p[k] = ordered_extreme_native<false, native_f64, native_i64>(a.p[k], b.p[k]);
   }
   return r;
 }
@@ -365,7 +378,51 @@ TRIALSTAT_LANES_F_COMPARE(<)
 TRIALSTAT_LANES_F_COMPARE(<=)
 TRIALSTAT_LANES_F_COMPARE(>)
 TRIALSTAT_LANES_F_COMPARE(>=)
+TRIALSTAT_LANES_F_COMPARE(==)
 #undef TRIALSTAT_LANES_F_COMPARE
+/// float32 forms of min_lanes / max_lanes (−0.0 below +0.0; lanes hold no NaN).
+TRIALSTAT_LANES_INLINE vf min_lanes(const vf& a, const vf& b) {
+  vf r;
+  for (int k = 0; k < float_parts; ++k) {
+    r.p[k] = ordered_extreme_native<true, native_f32_full, native_i32_full>(a.p[k], b.p[k]);
+  }
+  return r;
+}
+TRIALSTAT_LANES_INLINE vf max_lanes(const vf& a, const vf& b) {
+  vf r;
+  for (int k = 0; k < float_parts; ++k) {
+    r.p[k] = ordered_extreme_native<false, native_f32_full, native_i32_full>(a.p[k], b.p[k]);
+  }
+  return r;
+}
+/// Minimum / maximum of 16 lanes that hold no NaN, as float64 (exact; −0.0 below +0.0).
+TRIALSTAT_LANES_INLINE double reduce_min(const vf& x) {
+  float l[float_lane_count];
+  __builtin_memcpy(l, &x, sizeof l);
+  double m = l[0];
+  for (int j = 1; j < float_lane_count; ++j) m = ordered_min(static_cast<double>(l[j]), m);
+  return m;
+}
+TRIALSTAT_LANES_INLINE double reduce_max(const vf& x) {
+  float l[float_lane_count];
+  __builtin_memcpy(l, &x, sizeof l);
+  double m = l[0];
+  for (int j = 1; j < float_lane_count; ++j) m = ordered_max(static_cast<double>(l[j]), m);
+  return m;
+}
+/// 16 int32 counters (a vmf holding counts): counter + 1 where m; their sum.
+TRIALSTAT_LANES_INLINE vmf count_if(const vmf& counter, const vmf& m) {
+  vmf r;
+  for (int k = 0; k < float_parts; ++k) r.p[k] = counter.p[k] - m.p[k];
+  return r;
+}
+TRIALSTAT_LANES_INLINE int64_t reduce_add(const vmf& x) {
+  int32_t l[float_lane_count];
+  __builtin_memcpy(l, &x, sizeof l);
+  int64_t total = 0;
+  for (int j = 0; j < float_lane_count; ++j) total += l[j];
+  return total;
+}
 TRIALSTAT_LANES_INLINE vf select(const vmf& m, const vf& a, const vf& b) {
   vf r;
   for (int k = 0; k < float_parts; ++k) r.p[k] = m.p[k] ? a.p[k] : b.p[k];
@@ -398,6 +455,28 @@ TRIALSTAT_LANES_INLINE bool any(const vmf& m) {
   for (int j = 0; j < native_floats; ++j) r |= l[j];
   return r != 0;
 #endif
+}
+
+/// Count bin indices into 4 interleaved sub-histograms: element i adds one to
+/// counters[(i mod 4)·stride + idx[i]], for i in [0, n), n a multiple of 4, every idx[i] in
+/// [0, stride). Runs of one bin do not serialise on one counter (store-to-load forwarding), and
+/// the indices are read two per 64-bit load: per element one counter update and half a load
+/// (the counting loops of both histograms are bound by their memory operations).
+TRIALSTAT_LANES_INLINE void count_into_sub_histograms(const int32_t* idx, int64_t n,
+                                                      uint32_t* counters, int64_t stride) {
+  uint32_t* c0 = counters;
+  uint32_t* c1 = counters + stride;
+  uint32_t* c2 = counters + 2 * stride;
+  uint32_t* c3 = counters + 3 * stride;
+  for (int64_t i = 0; i < n; i += 4) {
+    uint64_t pair01, pair23;
+    __builtin_memcpy(&pair01, idx + i, 8);
+    __builtin_memcpy(&pair23, idx + i + 2, 8);
+    ++c0[static_cast<uint32_t>(pair01)];
+    ++c1[pair01 >> 32];
+    ++c2[static_cast<uint32_t>(pair23)];
+    ++c3[pair23 >> 32];
+  }
 }
 
 #undef TRIALSTAT_LANES_INLINE

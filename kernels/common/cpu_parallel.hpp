@@ -15,6 +15,10 @@
 /// settings (OMP_NUM_THREADS, omp_set_num_threads) when the build has OpenMP
 /// (TRIALSTAT_ENABLE_OPENMP); without it the twins run serially, as before.
 ///
+/// Nested calls run serially: a kernel called from inside a cpu_parallel_for body (the CPU
+/// executor's per-tensor tasks, host/stats/cpu_tensor_statistics.cpp) sees a thread budget of 1, as
+/// inside an OpenMP region, and runs on the thread that called it.
+///
 /// Small batches run on the calling thread: waking workers and waiting for them costs
 /// microseconds when the machine is idle and milliseconds when it is oversubscribed (the reader
 /// thread, other processes), far more than the work itself below `cpu_parallel_min_elements`.
@@ -96,9 +100,28 @@ inline void plan_cpu_chunks(std::span<const stats::segment> segments, cpu_work_p
   return total;
 }
 
+namespace parallel_detail {
+/// True on a thread while it runs a cpu_parallel_for body (workers: always).
+inline thread_local bool inside_parallel_body = false;
+
+/// Marks the calling thread as inside a body for its lifetime (restores the previous mark).
+class body_scope {
+ public:
+  body_scope() noexcept : previous_(inside_parallel_body) { inside_parallel_body = true; }
+  ~body_scope() { inside_parallel_body = previous_; }
+  body_scope(const body_scope&) = delete;
+  body_scope& operator=(const body_scope&) = delete;
+
+ private:
+  bool previous_;
+};
+}  // namespace parallel_detail
+
 /// @brief Threads the twins may use now: omp_get_max_threads() in OpenMP builds (so
-/// OMP_NUM_THREADS and omp_set_num_threads apply), 1 otherwise or inside an OpenMP region.
+/// OMP_NUM_THREADS and omp_set_num_threads apply), 1 otherwise, inside an OpenMP region or
+/// inside a cpu_parallel_for body (nested calls run serially on their thread).
 [[nodiscard]] inline int cpu_thread_budget() {
+  if (parallel_detail::inside_parallel_body) return 1;
 #if defined(_OPENMP)
   if (omp_in_parallel() != 0) return 1;
   return omp_get_max_threads();
@@ -129,6 +152,7 @@ class cpu_worker_pool {
   /// each thread takes the next index). Returns after every body call has returned.
   template <class Body>
   void run(int64_t n, int threads, Body& body) {
+    const parallel_detail::body_scope in_body;
     std::unique_lock<std::mutex> job_lock(run_mutex_, std::try_to_lock);
     if (!job_lock.owns_lock() || threads <= 1 || n <= 1) {
       for (int64_t i = 0; i < n; ++i) body(i);
@@ -187,6 +211,7 @@ class cpu_worker_pool {
   }
 
   void worker_loop() {
+    parallel_detail::inside_parallel_body = true;
     uint64_t seen = 0;
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {

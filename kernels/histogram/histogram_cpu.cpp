@@ -134,7 +134,71 @@ class scratch_counters {
   uint32_t* data_ = stack_;
 };
 
+/// A segment's binning: numpy's parameters over [min, max] and the mode that bins it.
+struct segment_binning {
+  histogram_params params;
+  bin_mode mode = bin_mode::exact;
+};
+
+/// Start `h` for a segment with moments `m`: bins, range and zero counts; false (h empty,
+/// bins = 0, nothing to count) when the segment has no finite values.
+bool start_histogram(const stats::moments& m, int bins, dtype type, stats::histogram& h,
+                     segment_binning& binning) {
+  h = stats::histogram{};
+  if (!(m.has_finite() && m.min <= m.max)) return false;
+  binning.params = make_histogram_params(m.min, m.max, bins);
+  binning.mode = choose_mode(binning.params, m, type);
+  h.bins = bins;
+  h.lo = binning.params.lo;
+  h.hi = binning.params.hi;
+  h.degenerate = binning.params.degenerate;
+  h.counts.assign(static_cast<std::size_t>(bins), 0);
+  return true;
+}
+
+/// Every chunk of a segment, in order, counted straight into `counts` on this thread.
+void count_segment(const unsigned char* bytes_base, const stats::segment& seg,
+                   const segment_binning& binning, double min, uint32_t* scratch,
+                   int64_t* counts) {
+  const auto chunk = TRIALSTAT_CPU_SELECT(chunk_histogram);
+  for (int64_t begin = 0; begin < seg.num_elements; begin += cpu_chunk_elements) {
+    const int64_t left = seg.num_elements - begin;
+    chunk(bytes_base + seg.offset_bytes, seg.type, begin,
+          left < cpu_chunk_elements ? left : cpu_chunk_elements, binning.params, binning.mode,
+          min, scratch, counts);
+  }
+}
+
+status bins_out_of_range(int bins) {
+  return status(error_code::invalid_argument,
+                "compute_histograms: bins must be in [1, 2^24], got " + std::to_string(bins));
+}
+
+status scratch_failed(int bins) {
+  return status(error_code::out_of_memory,
+                "compute_histograms: cannot allocate sub-histograms for " + std::to_string(bins) +
+                    " bins");
+}
+
 }  // namespace
+
+status segment_histogram_cpu(const std::byte* base, const stats::segment& seg,
+                             const stats::moments& seg_moments, int bins,
+                             stats::histogram& out) noexcept {
+  if (bins < 1 || bins > (1 << 24)) return bins_out_of_range(bins);
+  try {
+    segment_binning binning;
+    if (!start_histogram(seg_moments, bins, seg.type, out, binning)) return status::success();
+    scratch_counters scratch(bins);
+    if (scratch.get() == nullptr) return scratch_failed(bins);
+    count_segment(reinterpret_cast<const unsigned char*>(base), seg, binning, seg_moments.min,
+                  scratch.get(), out.counts.data());
+  } catch (const std::bad_alloc&) {
+    return status(error_code::out_of_memory,
+                  "compute_histograms: cannot allocate counts of " + std::to_string(bins) + " bins");
+  }
+  return status::success();
+}
 
 status compute_histograms_cpu(const std::byte* base, std::span<const stats::segment> segments,
                               std::span<const stats::moments> segment_moments, int bins,
@@ -145,40 +209,20 @@ status compute_histograms_cpu(const std::byte* base, std::span<const stats::segm
                       std::to_string(segment_moments.size()) + " moments records and " +
                       std::to_string(out.size()) + " outputs (sizes must match)");
   }
-  if (bins < 1 || bins > (1 << 24)) {
-    return status(error_code::invalid_argument,
-                  "compute_histograms: bins must be in [1, 2^24], got " + std::to_string(bins));
-  }
+  if (bins < 1 || bins > (1 << 24)) return bins_out_of_range(bins);
   TRIALSTAT_RETURN_IF_ERROR(validate_segments(base, segments, "compute_histograms"));
   const auto* bytes_base = reinterpret_cast<const unsigned char*>(base);
   const auto chunk = TRIALSTAT_CPU_SELECT(chunk_histogram);
-  const auto scratch_failed = [&] {
-    return status(error_code::out_of_memory,
-                  "compute_histograms: cannot allocate sub-histograms for " +
-                      std::to_string(bins) + " bins");
-  };
   try {
-    // Outputs, parameters and the work they need.
-    std::vector<histogram_params> params(segments.size());
-    std::vector<bin_mode> modes(segments.size(), bin_mode::exact);
+    // Outputs, binnings and the work they need.
+    std::vector<segment_binning> binnings(segments.size());
     std::vector<stats::segment> work_segments(segments.begin(), segments.end());
     int64_t work = 0;
     for (std::size_t s = 0; s < segments.size(); ++s) {
-      const stats::moments& m = segment_moments[s];
-      stats::histogram& h = out[s];
-      h = stats::histogram{};
-      const bool has_finite = m.has_finite() && m.min <= m.max;
-      if (!has_finite) {
+      if (!start_histogram(segment_moments[s], bins, segments[s].type, out[s], binnings[s])) {
         work_segments[s].num_elements = 0;  // nothing to bin: bins = 0, no counts
         continue;
       }
-      params[s] = make_histogram_params(m.min, m.max, bins);
-      modes[s] = choose_mode(params[s], m, segments[s].type);
-      h.bins = bins;
-      h.lo = params[s].lo;
-      h.hi = params[s].hi;
-      h.degenerate = params[s].degenerate;
-      h.counts.assign(static_cast<std::size_t>(bins), 0);
       work += work_segments[s].num_elements;
     }
     int64_t num_chunks = 0;
@@ -187,15 +231,10 @@ status compute_histograms_cpu(const std::byte* base, std::span<const stats::segm
     if (!cpu_should_parallelise(num_chunks, work)) {
       // Serial: every chunk counts straight into its segment's output (integers: any order).
       scratch_counters scratch(bins);
-      if (scratch.get() == nullptr) return scratch_failed();
+      if (scratch.get() == nullptr) return scratch_failed(bins);
       for (std::size_t s = 0; s < segments.size(); ++s) {
-        const stats::segment& seg = work_segments[s];
-        for (int64_t begin = 0; begin < seg.num_elements; begin += cpu_chunk_elements) {
-          const int64_t left = seg.num_elements - begin;
-          chunk(bytes_base + seg.offset_bytes, seg.type, begin,
-                left < cpu_chunk_elements ? left : cpu_chunk_elements, params[s], modes[s],
-                segment_moments[s].min, scratch.get(), out[s].counts.data());
-        }
+        count_segment(bytes_base, work_segments[s], binnings[s], segment_moments[s].min,
+                      scratch.get(), out[s].counts.data());
       }
       return status::success();
     }
@@ -227,9 +266,9 @@ status compute_histograms_cpu(const std::byte* base, std::span<const stats::segm
       int64_t* counts = row < 0 ? out[s].counts.data()
                                 : partial.data() + row * static_cast<int64_t>(bins);
       chunk(bytes_base + segments[s].offset_bytes, segments[s].type, item.begin, item.count,
-            params[s], modes[s], segment_moments[s].min, scratch.get(), counts);
+            binnings[s].params, binnings[s].mode, segment_moments[s].min, scratch.get(), counts);
     });
-    if (failed.load()) return scratch_failed();
+    if (failed.load()) return scratch_failed(bins);
     for (std::size_t s = 0; s < segments.size(); ++s) {
       for (int64_t i = plan.first[s]; i < plan.first[s + 1]; ++i) {
         const int64_t row = row_of_item[static_cast<std::size_t>(i)];

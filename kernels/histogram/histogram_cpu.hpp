@@ -24,4 +24,14 @@ namespace trialstat::kernels {
                                             std::span<const stats::moments> segment_moments,
                                             int bins, std::span<stats::histogram> out) noexcept;
 
+/// @brief The histogram of one segment on the calling thread (the per-tensor form of
+/// compute_histograms_cpu: the same record, counts being exact). No segment checks: the caller
+/// has validated it (validate_segments).
+/// @param seg_moments the segment's moments; without finite values `out` gets bins = 0
+/// @param out         overwritten
+/// @return ok; invalid_argument (bins outside [1, 2^24]); out_of_memory.
+[[nodiscard]] status segment_histogram_cpu(const std::byte* base, const stats::segment& seg,
+                                           const stats::moments& seg_moments, int bins,
+                                           stats::histogram& out) noexcept;
+
 }  // namespace trialstat::kernels

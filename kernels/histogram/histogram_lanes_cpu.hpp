@@ -228,9 +228,8 @@ template <dtype D, bin_mode Mode>
     const int64_t n = count - b < cpu_block_elements ? count - b : cpu_block_elements;
     const int64_t padded = bin_block<D, Mode>(c, p, bytes + (begin + b) * element_size_v<D>, n, idx);
     // padded is a multiple of 8: element i counts into sub-histogram i mod 4.
-    for (int64_t i = 0; i < padded; i += sub_histograms) {
-      for (int k = 0; k < sub_histograms; ++k) ++scratch[k * stride + idx[i + k]];
-    }
+    static_assert(sub_histograms == 4, "count_into_sub_histograms counts into 4");
+    count_into_sub_histograms(idx, padded, scratch, stride);
   }
   // A chunk has ≤ 2^16 elements per sub-histogram counter, far below 2^32.
   for (int32_t bin = 0; bin < bins; ++bin) {

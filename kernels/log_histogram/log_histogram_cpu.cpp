@@ -88,6 +88,14 @@ void count_chunk(const unsigned char* bytes, dtype type, int64_t begin, int64_t 
 
 }  // namespace
 
+void segment_log_histogram_cpu(const std::byte* base, const stats::segment& seg,
+                               int64_t* cells) noexcept {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(base) + seg.offset_bytes;
+  for (int64_t begin = 0; begin < seg.num_elements; begin += cpu_chunk_elements) {
+    count_chunk(bytes, seg.type, begin, std::min(cpu_chunk_elements, seg.num_elements - begin), cells);
+  }
+}
+
 status compute_log_histograms_cpu(const std::byte* base, std::span<const stats::segment> segments,
                                   std::span<int64_t> cells) noexcept {
   if (cells.size() != segments.size() * static_cast<std::size_t>(log_histogram_num_cells)) {

@@ -20,4 +20,10 @@ namespace trialstat::kernels {
                                                 std::span<const stats::segment> segments,
                                                 std::span<int64_t> cells) noexcept;
 
+/// @brief The cells of one segment on the calling thread, added into `cells`
+/// [log_histogram_num_cells] (the per-tensor form of compute_log_histograms_cpu; exact counts,
+/// so the same cells). No segment checks: the caller has validated it (validate_segments).
+void segment_log_histogram_cpu(const std::byte* base, const stats::segment& seg,
+                               int64_t* cells) noexcept;
+
 }  // namespace trialstat::kernels

@@ -199,9 +199,8 @@ template <dtype D>
     padding += padded - n;
     // padded is a multiple of 16: element i counts into sub-histogram i mod 4 (runs of one
     // rank — zeros, a saturated layer — do not serialise on one counter).
-    for (int64_t i = 0; i < padded; i += log_histogram_sub_histograms) {
-      for (int k = 0; k < log_histogram_sub_histograms; ++k) ++scratch[k * stride + ranks[i + k]];
-    }
+    static_assert(log_histogram_sub_histograms == 4, "count_into_sub_histograms counts into 4");
+    count_into_sub_histograms(ranks, padded, scratch, stride);
   }
   return padding;
 }

@@ -30,22 +30,25 @@ moments_state chunk_moments_of(const std::byte* base, const stats::segment& seg,
                                              seg.type, seg.num_elements, begin, count);
 }
 
-/// A whole segment on the calling thread: its chunks merged in the same order as the parallel
-/// path merges them.
-moments_state segment_moments(const std::byte* base, const stats::segment& seg) {
-  if (seg.num_elements <= cpu_chunk_elements) {
-    return seg.num_elements == 0 ? moments_identity()
-                                 : chunk_moments_of(base, seg, 0, seg.num_elements);
-  }
-  ordered_tree_merger<moments_state, merge_moments_fn> merger{merge_moments_fn{}};
-  for (int64_t begin = 0; begin < seg.num_elements; begin += cpu_chunk_elements) {
-    const int64_t left = seg.num_elements - begin;
-    merger.push(chunk_moments_of(base, seg, begin, left < cpu_chunk_elements ? left : cpu_chunk_elements));
-  }
-  return merger.finish(moments_identity());
-}
-
 }  // namespace
+
+stats::moments segment_moments_cpu(const std::byte* base, const stats::segment& seg) noexcept {
+  moments_state state = moments_identity();
+  if (seg.num_elements > 0 && seg.num_elements <= cpu_chunk_elements) {
+    state = chunk_moments_of(base, seg, 0, seg.num_elements);
+  } else if (seg.num_elements > 0) {
+    // The chunks in order, merged as the parallel path merges them.
+    ordered_tree_merger<moments_state, merge_moments_fn> merger{merge_moments_fn{}};
+    for (int64_t begin = 0; begin < seg.num_elements; begin += cpu_chunk_elements) {
+      const int64_t left = seg.num_elements - begin;
+      merger.push(chunk_moments_of(base, seg, begin, left < cpu_chunk_elements ? left : cpu_chunk_elements));
+    }
+    state = merger.finish(moments_identity());
+  }
+  stats::moments out;
+  store_moments(state, &out);
+  return out;
+}
 
 status compute_moments_cpu(const std::byte* base, std::span<const stats::segment> segments,
                            std::span<stats::moments> out) noexcept {
@@ -63,7 +66,7 @@ status compute_moments_cpu(const std::byte* base, std::span<const stats::segment
   }();
   if (!cpu_should_parallelise(num_chunks, work)) {
     for (std::size_t s = 0; s < segments.size(); ++s) {
-      store_moments(segment_moments(base, segments[s]), &out[s]);
+      out[s] = segment_moments_cpu(base, segments[s]);
     }
     return status::success();
   }

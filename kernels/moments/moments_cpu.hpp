@@ -23,4 +23,12 @@ namespace trialstat::kernels {
                                          std::span<const stats::segment> segments,
                                          std::span<stats::moments> out) noexcept;
 
+/// @brief Moments of one segment on the calling thread: the same chunks, merged in the same
+/// order, as compute_moments_cpu — bit-identical to its record for that segment. No checks:
+/// the caller has validated the segment (validate_segments); num_elements 0 gives the empty
+/// record.
+/// @param base host bytes of the batch; the segment's elements start at base + offset_bytes
+[[nodiscard]] stats::moments segment_moments_cpu(const std::byte* base,
+                                                 const stats::segment& seg) noexcept;
+
 }  // namespace trialstat::kernels

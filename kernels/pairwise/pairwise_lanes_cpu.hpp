@@ -20,6 +20,10 @@ struct pair_constants {
 
 /// accumulate_pair for 8 pairs (a = previous, b = current). pair_is_close's |a − b| is |b − a|
 /// (IEEE subtraction is sign-symmetric), so it reuses |d|.
+/// accumulate_pair for 8 pairs: the general rules when `General`, else the same operations for
+/// pairs known to be finite — where |b| ≤ DBL_MAX always holds, no value is NaN (no NaN
+/// mismatch, no NaN pair), so `close` reduces to |b − a| ≤ tolerance or a == b.
+template <bool General>
 [[gnu::always_inline]] inline void pair_update(pair_lanes& s, const pair_constants& c, const vd& a,
                                                const vd& b) {
   const vd d = b - a;
@@ -29,13 +33,24 @@ struct pair_constants {
   s.previous_sum_squares = s.previous_sum_squares + a * a;
   const vd ab = abs(b);
   const vd tolerance = c.atol + c.rtol * ab;  // two roundings, as numpy (no FMA in this file)
-  const vm within = (ad <= tolerance) & (ab <= c.dbl_max);
-  const vm a_nan = a != a;
-  const vm b_nan = b != b;
-  const vm both_nan = c.equal_nan & a_nan & b_nan;
-  const vm close = within | (a == b) | both_nan;
-  s.violations = count_if(s.violations, ~close);
-  s.nan_mismatches = count_if(s.nan_mismatches, (a_nan & ~b_nan) | (b_nan & ~a_nan));
+  if constexpr (General) {
+    const vm within = (ad <= tolerance) & (ab <= c.dbl_max);
+    const vm a_nan = a != a;
+    const vm b_nan = b != b;
+    const vm both_nan = c.equal_nan & a_nan & b_nan;
+    const vm close = within | (a == b) | both_nan;
+    s.violations = count_if(s.violations, ~close);
+    s.nan_mismatches = count_if(s.nan_mismatches, (a_nan & ~b_nan) | (b_nan & ~a_nan));
+  } else {
+    s.violations = count_if(s.violations, ~((ad <= tolerance) | (a == b)));
+  }
+}
+
+/// Whether a fast-path accumulation may have seen a NaN or ±Inf: a non-finite a makes a·a, and
+/// a non-finite b beside a finite a makes (b − a)², infinite or NaN, and sums of squares stay so
+/// (a finite overflow only costs a redo).
+[[gnu::always_inline]] inline bool pair_saw_non_finite(const pair_lanes& s, const pair_constants& c) {
+  return any(~(s.diff_sum_squares <= c.dbl_max) | ~(s.previous_sum_squares <= c.dbl_max));
 }
 
 template <dtype D>
@@ -60,14 +75,26 @@ template <dtype D>
 [[gnu::always_inline]] inline pairwise_state block_pairwise(const pair_constants& c,
                                                             const unsigned char* a,
                                                             const unsigned char* b, int64_t n) {
-  pair_lanes s;
-  s.violations = s.nan_mismatches = zero_vi();
-  s.diff_sum_squares = s.diff_max_abs = s.previous_sum_squares = splat(0.0);
+  const auto identity = [] {
+    pair_lanes z;
+    z.violations = z.nan_mismatches = zero_vi();
+    z.diff_sum_squares = z.diff_max_abs = z.previous_sum_squares = splat(0.0);
+    return z;
+  };
+  // Fast path first (as the moments do): a block with a NaN or ±Inf is accumulated again with
+  // the general rules; for finite pairs both perform the same operations on every sum.
+  pair_lanes s = identity();
   const int64_t full = n & ~int64_t{lane_count - 1};
   for (int64_t i = 0; i < full; i += lane_count) {
-    pair_update(s, c, load_pair_lanes<D>(a, i), load_pair_lanes<D>(b, i));
+    pair_update<false>(s, c, load_pair_lanes<D>(a, i), load_pair_lanes<D>(b, i));
   }
-  if (full < n) pair_update(s, c, load_pair_tail<D>(a, full, n), load_pair_tail<D>(b, full, n));
+  if (pair_saw_non_finite(s, c)) {
+    s = identity();
+    for (int64_t i = 0; i < full; i += lane_count) {
+      pair_update<true>(s, c, load_pair_lanes<D>(a, i), load_pair_lanes<D>(b, i));
+    }
+  }
+  if (full < n) pair_update<true>(s, c, load_pair_tail<D>(a, full, n), load_pair_tail<D>(b, full, n));
   pairwise_state r;
   r.count = n;
   r.violations = reduce_add(s.violations);

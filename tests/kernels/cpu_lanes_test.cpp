@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/common/cpu_simd.hpp"
+#include "tests/support/record_equality.hpp"
 #include "tests/kernels/for_each_isa.hpp"
 #include "kernels/histogram/histogram_cpu.hpp"
 #include "kernels/histogram/histogram_op.hpp"
@@ -28,29 +29,8 @@ using kernels::cpu_isa;
 
 using test_isa::for_each_isa;
 
-/// Bit-identical, or both NaN (which NaN payload an x86 add propagates depends on the operand
-/// order the compiler picked for a commutative instruction).
-bool same_bits(double a, double b) {
-  return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b));
-}
-
-void expect_identical(const stats::moments& a, const stats::moments& b, const std::string& what) {
-  SCOPED_TRACE(what);
-  EXPECT_EQ(a.count, b.count);
-  EXPECT_EQ(a.nan_count, b.nan_count);
-  EXPECT_EQ(a.pos_inf_count, b.pos_inf_count);
-  EXPECT_EQ(a.neg_inf_count, b.neg_inf_count);
-  EXPECT_EQ(a.zero_count, b.zero_count);
-  EXPECT_EQ(a.positive_count, b.positive_count);
-  EXPECT_EQ(a.negative_count, b.negative_count);
-  for (auto [x, y, name] : {std::tuple{a.min, b.min, "min"}, {a.max, b.max, "max"},
-                            {a.sum, b.sum, "sum"}, {a.sum_abs, b.sum_abs, "sum_abs"},
-                            {a.sum_squares, b.sum_squares, "sum_squares"},
-                            {a.max_abs, b.max_abs, "max_abs"}, {a.mean, b.mean, "mean"},
-                            {a.m2, b.m2, "m2"}}) {
-    EXPECT_TRUE(same_bits(x, y)) << name << ": " << std::hexfloat << x << " vs " << y;
-  }
-}
+using testing::expect_identical_moments;
+using testing::same_bits;
 
 TEST(CpuLanes, DetectedLevelIsReported) {
   const cpu_isa isa = kernels::detected_cpu_isa();
@@ -82,7 +62,7 @@ TEST(CpuLanes, MomentsBitIdenticalOnEveryIsa) {
         std::vector<stats::moments> got(segs.size());
         ASSERT_TRUE(kernels::compute_moments_cpu(buffer.data(), segs, got).ok());
         for (std::size_t i = 0; i < segs.size(); ++i) {
-          expect_identical(got[i], baseline[i],
+          expect_identical_moments(got[i], baseline[i],
                            std::string(dtype_name(type)) + " " + reference::to_string(mode) +
                                " n=" + std::to_string(sizes[i]) + " seed=" + std::to_string(1000 + i));
         }
@@ -228,7 +208,7 @@ TEST(CpuLanes, HalfPrecisionEveryBitPatternOnEveryIsa) {
         for_each_isa([&](cpu_isa) {
           std::vector<stats::moments> m(1);
           ASSERT_TRUE(kernels::compute_moments_cpu(buffer.data(), segs, m).ok());
-          expect_identical(m[0], base[0], what);
+          expect_identical_moments(m[0], base[0], what);
           std::vector<stats::histogram> h(1);
           ASSERT_TRUE(kernels::compute_histograms_cpu(buffer.data(), segs, m, bins, h).ok());
           EXPECT_EQ(h[0].counts, want) << "bins=" << bins;

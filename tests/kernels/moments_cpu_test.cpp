@@ -13,9 +13,11 @@
 #include <omp.h>
 #endif
 
+#include "kernels/common/cpu_simd.hpp"
 #include "kernels/moments/moments_cpu.hpp"
 #include "kernels/moments/moments_op.hpp"
 #include "tests/reference/expect_stats.hpp"
+#include "tests/support/record_equality.hpp"
 #include "tests/reference/reference_stats.hpp"
 
 namespace trialstat {
@@ -280,6 +282,59 @@ TEST(MomentsCpu, RejectsBadArguments) {
   const stats::segment negative{0, -1, dtype::float32};
   EXPECT_EQ(kernels::compute_moments_cpu(bytes.data(), {&negative, 1}, {&m, 1}).code(),
             error_code::invalid_argument);
+}
+
+// float32 blocks take their extremes and zero/positive counts in 16 float32 lanes; float64
+// blocks keep 8 float64 lanes. The same values as float32 and as float64 must therefore give
+// bit-identical records (every double field by its bits), on every ISA: signed zeros alone and
+// mixed (−0.0 below +0.0), ±Inf and NaN in the 16-lane part or the 8-lane remainder, sizes
+// around multiples of 8 and 16, and a constant block.
+TEST(MomentsCpu, Float32RecordsEqualFloat64RecordsOfTheSameValues) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::mt19937_64 rng(42);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  std::vector<std::vector<float>> cases = {{-0.0f}, {0.0f, -0.0f}, std::vector<float>(37, -0.0f),
+                                           std::vector<float>(16, 2.5f)};
+  std::vector<float> zeros(48, 0.0f);
+  zeros[5] = -0.0f;
+  zeros[40] = -0.0f;
+  cases.push_back(zeros);
+  // A lane that meets +0.0 before −0.0 (minimum), and −0.0 before +0.0 (maximum).
+  std::vector<float> late_negative_zero(48, 0.0f);
+  late_negative_zero[37] = -0.0f;
+  cases.push_back(late_negative_zero);
+  std::vector<float> late_positive_zero(48, -0.0f);
+  late_positive_zero[40] = 0.0f;
+  cases.push_back(late_positive_zero);
+  for (const int64_t n : {int64_t{15}, int64_t{16}, int64_t{17}, int64_t{24}, int64_t{1023},
+                          int64_t{1024}, int64_t{1031}, int64_t{3000}}) {
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (float& x : v) x = normal(rng);
+    cases.push_back(v);
+    for (const float special : {inf, -inf, nan, 0.0f, -0.0f}) {
+      for (const int64_t at : {int64_t{0}, n - 1, n / 2}) {  // 16-lane part and remainder
+        std::vector<float> w = v;
+        w[static_cast<std::size_t>(at)] = special;
+        cases.push_back(w);
+      }
+    }
+  }
+  for (const int isa : {0, 1, 2}) {
+    kernels::set_cpu_isa_limit(isa);
+    for (const auto& v : cases) {
+      std::vector<double> d(v.begin(), v.end());
+      std::vector<std::byte> f32(v.size() * 4);
+      if (!v.empty()) std::memcpy(f32.data(), v.data(), f32.size());
+      const stats::segment seg{0, static_cast<int64_t>(v.size()), dtype::float32};
+      stats::moments a = poisoned_moments();
+      ASSERT_TRUE(kernels::compute_moments_cpu(f32.data(), {&seg, 1}, {&a, 1}).ok());
+      const stats::moments b = run_f64(d);
+      testing::expect_identical_moments(
+          a, b, "isa " + std::to_string(isa) + ", " + std::to_string(v.size()) + " elements");
+    }
+  }
+  kernels::set_cpu_isa_limit(-1);
 }
 
 }  // namespace

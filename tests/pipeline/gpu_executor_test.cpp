@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tests/support/gpu.hpp"
+#include "tests/support/record_equality.hpp"
 #include "tests/reference/reference_stats.hpp"
 #include "tests/support/shared_trials.hpp"
 #include "trialstat/config.hpp"
@@ -52,13 +53,7 @@ constexpr double twin_tolerance = 2e-12;
 }
 
 void expect_same_moments(const stats::moments& a, const stats::moments& b) {
-  EXPECT_EQ(a.count, b.count);
-  EXPECT_EQ(a.nan_count, b.nan_count);
-  EXPECT_EQ(a.pos_inf_count, b.pos_inf_count);
-  EXPECT_EQ(a.neg_inf_count, b.neg_inf_count);
-  EXPECT_EQ(a.zero_count, b.zero_count);
-  EXPECT_EQ(a.positive_count, b.positive_count);
-  EXPECT_EQ(a.negative_count, b.negative_count);
+  testing::expect_same_moment_counts(a, b);
   EXPECT_EQ(a.min, b.min);
   EXPECT_EQ(a.max, b.max);
   EXPECT_EQ(a.max_abs, b.max_abs);
@@ -98,23 +93,7 @@ void expect_same_record(const stats::statistics_record& a, const stats::statisti
   if (a.scalar) {
     EXPECT_TRUE(*a.scalar == *b.scalar || (std::isnan(*a.scalar) && std::isnan(*b.scalar)));
   }
-  ASSERT_EQ(a.histogram.has_value(), b.histogram.has_value());
-  if (a.histogram) {
-    EXPECT_EQ(a.histogram->bins, b.histogram->bins);
-    EXPECT_EQ(a.histogram->lo, b.histogram->lo);
-    EXPECT_EQ(a.histogram->hi, b.histogram->hi);
-    EXPECT_EQ(a.histogram->degenerate, b.histogram->degenerate);
-    EXPECT_EQ(a.histogram->counts, b.histogram->counts);
-  }
-  ASSERT_EQ(a.log_histogram.has_value(), b.log_histogram.has_value());
-  if (a.log_histogram) {
-    EXPECT_EQ(a.log_histogram->counts, b.log_histogram->counts);
-    EXPECT_EQ(a.log_histogram->nan_count, b.log_histogram->nan_count);
-    EXPECT_EQ(a.log_histogram->pos_inf_count, b.log_histogram->pos_inf_count);
-    EXPECT_EQ(a.log_histogram->neg_inf_count, b.log_histogram->neg_inf_count);
-    EXPECT_EQ(a.log_histogram->below_count, b.log_histogram->below_count);
-    EXPECT_EQ(a.log_histogram->above_count, b.log_histogram->above_count);
-  }
+  testing::expect_same_histograms(a, b);
   ASSERT_EQ(a.axis0.size(), b.axis0.size());
   for (std::size_t k = 0; k < a.axis0.size(); ++k) {
     EXPECT_EQ(a.axis0[k].batch, b.axis0[k].batch);

@@ -26,7 +26,13 @@ namespace trialstat::stats {
 /// @brief Default pinned staging memory of the CUDA executor (`--pinned-mb 256`).
 inline constexpr std::size_t default_pinned_pool_bytes = std::size_t{256} << 20;
 
-/// @brief How an executor sizes its fixed buffers (the CPU executor ignores them).
+/// @brief Default cache budget of the CPU executor (`executor_options::cpu_block_bytes`):
+/// 512 KiB, half the 1 MiB L2 of the Zen 4 machine it was measured on, leaving room beside a
+/// tensor for the previous step's copy its pairwise pass reads (bench/RESULTS.md, issue 24,
+/// eleventh session).
+inline constexpr std::size_t default_cpu_block_bytes = std::size_t{512} << 10;
+
+/// @brief How an executor sizes its buffers and splits its work.
 struct executor_options {
   /// Pinned host memory for staging, in bytes (`--pinned-mb`), allocated once. The CUDA
   /// executor cuts it into 8 equal buffers (at least 64 KiB each): 2 stage copies to the device
@@ -35,6 +41,11 @@ struct executor_options {
   std::size_t pinned_pool_bytes = default_pinned_pool_bytes;
   /// Most segments per device launch (segment-table capacity); 0 = 16384.
   std::size_t max_segments_per_launch = 0;
+  /// CPU executor only: tensors of at most this many element bytes get every statistic
+  /// computed back to back on one thread while they are in its cache (the tensors of a batch
+  /// spread over the threads); larger ones are streamed, one pass per statistic with its chunks
+  /// spread over the threads. Records are bit-identical either way; 0 streams every tensor.
+  std::size_t cpu_block_bytes = default_cpu_block_bytes;
 };
 
 /// @brief Computes requested statistics for batches, in submission order.
