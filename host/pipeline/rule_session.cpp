@@ -323,12 +323,8 @@ struct rule_session::state {
     auto counters = source ? source(trial, stream->plan(), options, on_step)
                            : stream->advance(on_step, include_incomplete);
     if (!counters) return counters.error_status();
-    progress.counters = std::move(*counters);
-    progress.counters.steps += caught.steps;
-    progress.counters.records += caught.records;
-    progress.counters.failed_records += caught.failed_records;
-    progress.counters.bytes_read += caught.bytes_read;
-    progress.counters.tensor_bytes += caught.tensor_bytes;
+    progress.counters = std::move(caught);
+    progress.counters += *counters;
     progress.last_step = source ? source_last_step : stream->last_step();
     collect_problems();
     note_findings();

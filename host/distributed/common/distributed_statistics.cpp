@@ -41,13 +41,7 @@ class local_share {
 
   result<pipeline::pipeline_counters> run(const emit_fn& emit) {
     pipeline::pipeline_counters total;
-    const auto add = [&](const pipeline::pipeline_counters& c) {
-      total.steps += c.steps;
-      total.records += c.records;
-      total.failed_records += c.failed_records;
-      total.bytes_read += c.bytes_read;
-      total.tensor_bytes += c.tensor_bytes;
-    };
+    const auto add = [&](const pipeline::pipeline_counters& c) { total += c; };
     if (part_.kind == split_kind::by_worker) {
       plan::read_plan mine = plan_;
       mine.workers = part_.workers_of(rank_);

@@ -143,6 +143,23 @@ struct pipeline_counters {
   int64_t verified_steps = 0;
   /// Set when this call left the device for the CPU: the warning's text.
   std::optional<std::string> device_fallback;
+
+  /// @brief Add the counters of a later run over other steps: the counts add up; the unfinished
+  /// step and the device fall-back are `later`'s when it has them.
+  pipeline_counters& operator+=(const pipeline_counters& later) {
+    steps += later.steps;
+    records += later.records;
+    failed_records += later.failed_records;
+    bytes_read += later.bytes_read;
+    tensor_bytes += later.tensor_bytes;
+    verified_steps += later.verified_steps;
+    if (later.unfinished_step) {
+      unfinished_step = later.unfinished_step;
+      unfinished_reason = later.unfinished_reason;
+    }
+    if (later.device_fallback) device_fallback = later.device_fallback;
+    return *this;
+  }
 };
 
 /// @brief Called once per saved global step (ascending) with all records of that step.
