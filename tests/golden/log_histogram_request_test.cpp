@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tests/reference/reference_stats.hpp"
+#include "tests/support/record_equality.hpp"
 #include "tests/support/shared_trials.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 #include "trialstat/plan/read_plan.hpp"
@@ -79,12 +80,7 @@ stats::log_histogram reference_log_histogram(const std::vector<double>& values) 
 void expect_same(const stats::log_histogram& got, const stats::log_histogram& want, const std::string& what) {
   SCOPED_TRACE(what);
   ASSERT_EQ(got.counts.size(), static_cast<std::size_t>(stats::log_histogram_bins));
-  EXPECT_EQ(got.counts, want.counts);
-  EXPECT_EQ(got.nan_count, want.nan_count);
-  EXPECT_EQ(got.pos_inf_count, want.pos_inf_count);
-  EXPECT_EQ(got.neg_inf_count, want.neg_inf_count);
-  EXPECT_EQ(got.below_count, want.below_count);
-  EXPECT_EQ(got.above_count, want.above_count);
+  testing::expect_same_log_histogram(got, want);
 }
 
 int64_t total_of(const stats::log_histogram& h) {

@@ -19,6 +19,7 @@
 #include "kernels/moments/moments_op.hpp"
 #include "tests/reference/expect_stats.hpp"
 #include "tests/reference/reference_stats.hpp"
+#include "tests/support/record_equality.hpp"
 
 namespace trialstat::kernels {
 namespace {
@@ -183,13 +184,7 @@ TEST(chunk_plan, ChunkPartialsMergedEqualTheCpuTwinForEveryDtype) {
         }
         stats::moments merged;
         store_moments(acc, &merged);
-        EXPECT_EQ(merged.count, expected.count);
-        EXPECT_EQ(merged.nan_count, expected.nan_count);
-        EXPECT_EQ(merged.pos_inf_count, expected.pos_inf_count);
-        EXPECT_EQ(merged.neg_inf_count, expected.neg_inf_count);
-        EXPECT_EQ(merged.zero_count, expected.zero_count);
-        EXPECT_EQ(merged.positive_count, expected.positive_count);
-        EXPECT_EQ(merged.negative_count, expected.negative_count);
+        testing::expect_same_moment_counts(merged, expected);
         if (expected.has_finite()) {
           EXPECT_EQ(std::signbit(merged.min), std::signbit(expected.min));
           EXPECT_EQ(merged.min, expected.min);

@@ -50,6 +50,16 @@ inline void expect_identical_moments(const stats::moments& a, const stats::momen
   }
 }
 
+/// @brief The same log-scale histogram: every bin and the five counts beside them.
+inline void expect_same_log_histogram(const stats::log_histogram& a, const stats::log_histogram& b) {
+  EXPECT_EQ(a.counts, b.counts);
+  EXPECT_EQ(a.nan_count, b.nan_count);
+  EXPECT_EQ(a.pos_inf_count, b.pos_inf_count);
+  EXPECT_EQ(a.neg_inf_count, b.neg_inf_count);
+  EXPECT_EQ(a.below_count, b.below_count);
+  EXPECT_EQ(a.above_count, b.above_count);
+}
+
 /// @brief Both records have a fixed-bin histogram or neither, and it is the same; likewise the
 /// log-scale histogram. Non-fatal failures, except a presence mismatch (fatal in this helper).
 inline void expect_same_histograms(const stats::statistics_record& a,
@@ -63,14 +73,7 @@ inline void expect_same_histograms(const stats::statistics_record& a,
     EXPECT_EQ(a.histogram->counts, b.histogram->counts);
   }
   ASSERT_EQ(a.log_histogram.has_value(), b.log_histogram.has_value());
-  if (a.log_histogram) {
-    EXPECT_EQ(a.log_histogram->counts, b.log_histogram->counts);
-    EXPECT_EQ(a.log_histogram->nan_count, b.log_histogram->nan_count);
-    EXPECT_EQ(a.log_histogram->pos_inf_count, b.log_histogram->pos_inf_count);
-    EXPECT_EQ(a.log_histogram->neg_inf_count, b.log_histogram->neg_inf_count);
-    EXPECT_EQ(a.log_histogram->below_count, b.log_histogram->below_count);
-    EXPECT_EQ(a.log_histogram->above_count, b.log_histogram->above_count);
-  }
+  if (a.log_histogram) expect_same_log_histogram(*a.log_histogram, *b.log_histogram);
 }
 
 }  // namespace trialstat::testing
