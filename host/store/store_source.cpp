@@ -111,8 +111,13 @@ struct store_source::state {
   bool queue_closed = false;
   std::atomic<int64_t> written_rows = 0;
 
+  /// The row-writer thread and the run's thread both warn: one at a time (a C API trial
+  /// appends to its warning list).
+  mutable std::mutex warn_mutex;
   void warn(const status& s) const {
-    if (options.warn) options.warn(s);
+    if (!options.warn) return;
+    std::lock_guard lock(warn_mutex);
+    options.warn(s);
   }
   void give_up(const status& why) {
     warn(why);

@@ -45,7 +45,8 @@ struct store_run_summary {
 /// @brief Options of a store-backed source.
 struct store_source_options {
   std::filesystem::path path;  ///< the store file (`resolve_store_path`)
-  /// Told every problem of the store (the run goes on reading the trial); null = silent.
+  /// Told every problem of the store (the run goes on reading the trial); null = silent. Called
+  /// from the calling thread or the source's row-writer thread, never by both at once.
   std::function<void(const status&)> warn;
   /// Rows are committed every this many steps (and at the end): a watcher's rows are visible
   /// to other processes step by step with 1.
