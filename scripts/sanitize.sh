@@ -56,7 +56,7 @@ case "$kind" in
     dir=build-tsan
     san="-fsanitize=thread"
     targets=(test_pipeline test_report test_live test_actions test_memory test_stats test_hostile test_distributed test_kernels
-             test_capture test_store)
+             test_capture test_store test_trial)
     # The reader thread + consumer (pipeline, step readers), watch / rule sessions / actions (child
     # processes, inotify thread), ranks as threads (catalog loaded by a group, distributed
     # statistics over a thread transport), and the CPU worker pool (kernels/common/cpu_parallel.hpp):
@@ -64,9 +64,9 @@ case "$kind" in
     # CpuWorkerPool drives the pool itself, from an instrumented test file; the capture writer
     # (training thread enqueues, one writer thread applies; close from another thread); the
     # statistics store's row writer thread (store_source); the background statistics writer
-    # (one producer, one formatting thread).
+    # (one producer, one formatting thread); index files parsed on a thread ahead of the catalog.
     # The suites of those programs named below (the CUDA ones skip without a GPU).
-    tests=(-R "^(Actions|BackgroundWriter|BuiltinRulesEndToEnd|CaptureWriter|CatalogGroup|Commands|CpuWorkerPool|DistributedStatistics|Hostile[A-Za-z]+|RuleConfigActions|RuleSession|ShrinkingFiles|SkippedRecords|StopSignal|Store[A-Za-z]+|StreamUnfinished|Watch|XgboostRulesEndToEnd|batch_split|pinned_pool|step_reader_map|step_reader_pool)\.")
+    tests=(-R "^(Actions|BackgroundWriter|BuiltinRulesEndToEnd|CaptureWriter|CatalogGroup|Commands|CpuWorkerPool|DistributedStatistics|Hostile[A-Za-z]+|IndexReadAhead|RuleConfigActions|RuleSession|ShrinkingFiles|SkippedRecords|StopSignal|Store[A-Za-z]+|StreamUnfinished|Watch|XgboostRulesEndToEnd|batch_split|pinned_pool|step_reader_map|step_reader_pool)\.")
     export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
     ;;
   *)

@@ -18,6 +18,7 @@
 #include "host/trial/catalog_state.hpp"
 #include "host/trial/collections_json.hpp"
 #include "host/trial/event_file_scan.hpp"
+#include "host/trial/index_read_ahead.hpp"
 #include "host/trial/trial_listing.hpp"
 #include "trialstat/io/file_reader.hpp"
 #include "trialstat/io/record_reader.hpp"
@@ -46,19 +47,6 @@ std::optional<step_file_name> catalog::state::step_file_to_load(const std::strin
 }
 
 // ---- index files ----
-/// Parse one index file whose bytes (`bytes`, followed by `io::record_padding_bytes` zero
-/// bytes, as simdjson needs) were read by the source, or the error reading it met, into
-/// `scratch`.
-detail::index_outcome catalog::state::parse_index_file(const result<std::span<const std::byte>>& bytes,
-                                                       detail::index_json_parser& parser) {
-  using kind = detail::index_outcome::kind;
-  if (!bytes.has_value()) return {kind::read_failed, bytes.error_status()};
-  const std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
-  status parsed = parser.parse(text, bytes->size() + io::record_padding_bytes, scratch);
-  if (!parsed.ok()) return {kind::parse_failed, std::move(parsed)};
-  return {kind::parsed, status::success()};
-}
-
 /// Load one index file from its parse outcome (its parsed form in `scratch`).
 bool catalog::state::load_index_file(const std::string& rel, const step_file_name& name,
                                      const detail::index_outcome& outcome) {
@@ -170,7 +158,7 @@ status catalog::state::load_shared(std::span<const std::string> to_load, detail:
   detail::share_writer writer(to_load.size(), fingerprint, mine);
   source->read_objects(to_load.subspan(mine.first, mine.count),
                        [&](std::size_t, result<std::span<const std::byte>> bytes) {
-                         writer.add(parse_index_file(bytes, parser), scratch);
+                         writer.add(detail::parse_index_outcome(bytes, parser, scratch), scratch);
                        },
                        io::json_file_limit_bytes);
   if (!group.exchange) {
@@ -252,10 +240,16 @@ result<std::size_t> catalog::state::load_pass() {
       update_completeness();
       return shared;
     }
+  } else if (!source->is_remote() && options.parse_thread_min_files > 0 &&
+             to_load.size() >= options.parse_thread_min_files) {
+    // Local: read and parsed on a thread while this one applies (about a third of the work).
+    detail::index_read_ahead parsed_ahead(*source, to_load);
+    for (std::size_t i = 0; i < to_load.size(); ++i) load(i, parsed_ahead.next(scratch));
   } else {
-    // The source reads them (S3: many at once) and hands them over in order.
+    // The source reads them (S3: many at once, and parsing waits for the network anyway) and
+    // hands them over in order.
     source->read_objects(to_load, [&](std::size_t i, result<std::span<const std::byte>> bytes) {
-      load(i, parse_index_file(bytes, parser));
+      load(i, detail::parse_index_outcome(bytes, parser, scratch));
     }, io::json_file_limit_bytes);
   }
   take_index_keys(std::move(to_load));

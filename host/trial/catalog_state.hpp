@@ -105,8 +105,6 @@ struct catalog::state {
                                                           std::string_view ext);
   status load_collections();
   void load_collections_file(const std::string& rel);
-  detail::index_outcome parse_index_file(const result<std::span<const std::byte>>& bytes,
-                                         detail::index_json_parser& parser);
   bool load_index_file(const std::string& rel, const detail::step_file_name& name,
                        const detail::index_outcome& outcome);
   template <typename Load>

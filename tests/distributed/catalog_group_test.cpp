@@ -14,6 +14,7 @@
 
 #include "host/trial/index_share.hpp"
 #include "tests/distributed/thread_transport.hpp"
+#include "tests/support/catalog_description.hpp"
 #include "tests/support/forwarding_source.hpp"
 #include "tests/support/shared_trials.hpp"
 #include "trialstat/distributed/catalog_group.hpp"
@@ -24,37 +25,7 @@ namespace {
 
 using testing_support::thread_network;
 using testing_support::thread_transport;
-
-/// Everything a consumer can see of a catalog, as text, so two catalogs compare in one
-/// assertion and a difference prints readably.
-std::string describe(const trial::catalog& c) {
-  std::string out;
-  for (const auto& name : c.tensor_names()) out += fmt::format("tensor {}\n", name);
-  for (const auto& name : c.workers()) out += fmt::format("worker {}\n", name);
-  out += fmt::format("num_workers {} ended {} last_complete {}\n", c.num_workers(), c.training_ended(),
-                     c.last_complete_step());
-  for (const auto& info : c.step_infos()) {
-    out += fmt::format("step {} mode {} mode_step {} workers {} complete {}\n", info.step,
-                       static_cast<int>(info.mode), info.mode_step, fmt::join(info.workers, ","),
-                       c.is_complete(info.step));
-  }
-  for (const auto& e : c.entries()) {
-    out += fmt::format("entry t{} s{} w{}", e.tensor, e.step, e.worker);
-    if (e.raw) {
-      out += fmt::format(" raw {}@{}+{}", c.event_file(e.raw->event_file).generic_string(), e.raw->start_bytes,
-                         e.raw->length_bytes);
-    }
-    if (e.shape) out += fmt::format(" shape [{}]", fmt::join(*e.shape, ","));
-    for (const auto& r : e.reductions) {
-      out += fmt::format(" {}{} {}@{}+{}", r.abs ? "abs_" : "", trial::reduction_name(r.op),
-                         c.event_file(r.location.event_file).generic_string(), r.location.start_bytes,
-                         r.location.length_bytes);
-    }
-    out += '\n';
-  }
-  for (const auto& w : c.warnings()) out += fmt::format("warning {}: {}\n", w.file.generic_string(), w.problem.to_string());
-  return out;
-}
+using ::trialstat::testing_support::describe;
 
 /// The catalog of `root` loaded by `ranks` threads as one group, described by each rank; each
 /// rank reads it through `wrap(its local source)` when given.

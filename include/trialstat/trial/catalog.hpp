@@ -187,6 +187,10 @@ struct catalog_options {
   /// group: invalid_argument when another process listed other index files (the trial changed
   /// while the processes opened it), the exchange's own errors.
   std::optional<load_group> group;
+  /// Loading alone from a local folder with at least this many index files to load, a second
+  /// thread reads and parses them while this one applies them in listing order (the catalog and
+  /// its warnings are the same as on one thread); 0 = one thread always.
+  std::size_t parse_thread_min_files = 32;
 };
 
 /// @brief A problem found while loading that cost part of the trial but not the run

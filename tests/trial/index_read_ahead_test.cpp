@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+// Index files read and parsed on a second thread (host/trial/index_read_ahead.*,
+// catalog_options::parse_thread_min_files) give the catalog one thread gives — names, steps,
+// entries, warnings and their order — on every golden trial, on a trial with bad index files,
+// and on one with more files than the read-ahead's ring holds; a read-ahead dropped early stops.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "host/trial/index_read_ahead.hpp"
+#include "tests/support/catalog_description.hpp"
+#include "tests/support/shared_trials.hpp"
+#include "trialstat/io/trial_source.hpp"
+#include "trialstat/trial/catalog.hpp"
+#include "trialstat/writer/trial_writer.hpp"
+
+namespace trialstat::trial {
+namespace {
+
+using testing_support::describe;
+
+std::string load(const std::filesystem::path& root, std::size_t parse_thread_min_files) {
+  catalog_options options;
+  options.parse_thread_min_files = parse_thread_min_files;
+  auto c = catalog::open(root.string(), options);
+  return c ? describe(*c) : "error: " + c.error_status().to_string();
+}
+
+void expect_both_ways_the_same(const std::filesystem::path& root) {
+  const std::string one_thread = load(root, 0);
+  ASSERT_EQ(one_thread.rfind("error", 0), std::string::npos) << one_thread;
+  EXPECT_EQ(load(root, 1), one_thread) << root;
+}
+
+/// `workers` × `steps` with two tensors of 6 float32 each (values step + worker).
+std::filesystem::path write_trial(const std::string& label, int workers, int steps) {
+  const auto root = testing::make_scratch_dir(label);
+  for (int worker = 0; worker < workers; ++worker) {
+    writer::writer_options options;
+    options.num_workers = workers;
+    options.collections = writer::pytorch_default_collections(1);
+    auto w = writer::trial_writer::create(root, "worker_" + std::to_string(worker), options);
+    EXPECT_TRUE(w.has_value()) << w.error_status().to_string();
+    for (int64_t step = 0; step < steps; ++step) {
+      EXPECT_TRUE(w->begin_step(step, mode::train, step).ok());
+      std::vector<float> v(6, static_cast<float>(step + worker));
+      const int64_t shape[] = {2, 3};
+      const tensor_view view{reinterpret_cast<const std::byte*>(v.data()), dtype::float32, shape, 6,
+                             memory_kind::host};
+      EXPECT_TRUE(w->add_tensor("a", view).ok());
+      EXPECT_TRUE(w->add_tensor("b", view).ok());
+      EXPECT_TRUE(w->end_step().ok());
+    }
+    EXPECT_TRUE(w->close(true).ok());
+  }
+  return root;
+}
+
+std::filesystem::path index_file(const std::filesystem::path& root, int step, int worker) {
+  return root / "index" / "000000000" / fmt::format("{:012d}_worker_{}.json", step, worker);
+}
+
+TEST(IndexReadAhead, GoldenTrialsLoadAsOneThreadDoes) {
+  TRIALSTAT_REQUIRE_SHARED_TRIALS(dir);
+  for (const auto& name : testing::shared_trial_names()) {
+    SCOPED_TRACE(name);
+    expect_both_ways_the_same(dir / name);
+  }
+}
+
+TEST(IndexReadAhead, DamagedTrialLoadsAsOneThreadDoesWithTheSameWarnings) {
+  // 2 workers × 150 steps: more index files than the ring's 64 slots, so both sides wait.
+  const auto root = write_trial("index_read_ahead_damaged", 2, 150);
+  std::ofstream(index_file(root, 2, 1), std::ios::trunc) << "{\"meta\": ";                        // not JSON
+  std::ofstream(index_file(root, 77, 0), std::ios::trunc) << "{\"meta\": {\"mode\": \"TRAIN\"}}";  // no payload
+  std::filesystem::remove(index_file(root, 140, 1));  // scanned from its event file instead
+  std::filesystem::copy_file(index_file(root, 3, 0), root / "index" / "000000000" / "3_worker_0.json");
+  const std::string one_thread = load(root, 0);
+  EXPECT_NE(one_thread.find("warning index/000000000/000000000002_worker_1.json"), std::string::npos);
+  EXPECT_NE(one_thread.find("entry t0 s149 w1"), std::string::npos);  // the last step is there
+  EXPECT_EQ(load(root, 1), one_thread);
+  EXPECT_EQ(load(root, 300), one_thread);  // at the threshold (300 files to load, the second spelling skipped as a duplicate)
+}
+
+TEST(IndexReadAhead, HandsOverEveryFileInOrderAndStopsWhenDroppedEarly) {
+  const auto root = write_trial("index_read_ahead_order", 1, 100);
+  auto source = io::open_trial_source(root.string());
+  ASSERT_TRUE(source.has_value());
+  std::vector<std::string> keys;
+  for (int step = 0; step < 100; ++step) {
+    keys.push_back(fmt::format("index/000000000/{:012d}_worker_0.json", step));
+  }
+  keys.emplace_back("index/000000000/missing.json");
+  detail::parsed_index parsed;
+  {
+    detail::index_read_ahead ahead(**source, keys, 16);
+    for (int step = 0; step < 100; ++step) {
+      const detail::index_outcome outcome = ahead.next(parsed);
+      ASSERT_EQ(outcome.what, detail::index_outcome::kind::parsed) << step << ": " << outcome.problem.to_string();
+      ASSERT_EQ(parsed.tensors.size(), 2u) << step;
+      EXPECT_EQ(parsed.mode_step, step);
+    }
+    const detail::index_outcome missing = ahead.next(parsed);
+    EXPECT_EQ(missing.what, detail::index_outcome::kind::read_failed);
+    EXPECT_NE(missing.problem.message().find("missing.json"), std::string::npos) << missing.problem.to_string();
+  }
+  {
+    detail::index_read_ahead dropped(**source, keys, 16);
+    EXPECT_EQ(dropped.next(parsed).what, detail::index_outcome::kind::parsed);
+  }  // destroyed with 100 files not taken: returns (joins its thread)
+}
+
+}  // namespace
+}  // namespace trialstat::trial
