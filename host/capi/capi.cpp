@@ -38,6 +38,8 @@ struct trialstat_trial {
   bool strict = false;  // trialstat_set_strict: unreadable records make rules Error
   /// trialstat_set_store: the statistics store of later statistics and rule evaluations (null: off)
   std::unique_ptr<trialstat::store::store_source> store;
+  /// trialstat_set_device_options: verification and staging of CUDA runs (`device` is per call)
+  trialstat::frontend::device_options device;
 
   explicit trialstat_trial(trialstat::trial::catalog c) : catalog(std::move(c)) { reindex(); }
 
@@ -177,8 +179,11 @@ std::size_t count_rows(const trialstat_trial& t, const selection& s) {
   return n;
 }
 
-trialstat::result<trialstat::pipeline::pipeline_options> make_options(const char* device) {
-  return trialstat::frontend::make_pipeline_options(device ? device : "auto");
+/// Pipeline options of a call on `t` with `device` (NULL: auto) and the trial's device options.
+trialstat::result<trialstat::pipeline::pipeline_options> make_options(const trialstat_trial& t, const char* device) {
+  trialstat::frontend::device_options chosen = t.device;
+  chosen.device = device ? device : "auto";
+  return trialstat::frontend::make_pipeline_options(chosen);
 }
 
 void fill_row(const trialstat_trial& t, const trialstat::stats::statistics_record& r,
@@ -236,7 +241,7 @@ trialstat_status compute_statistics(trialstat_trial* trial, const trialstat_stat
       return fail(TRIALSTAT_BUFFER_TOO_SMALL,
                   fmt::format("{}: {} rows, capacity {}", caller, needed, capacity));
     }
-    auto pipeline_options = make_options(options->device);
+    auto pipeline_options = make_options(*trial, options->device);
     if (!pipeline_options) return fail(pipeline_options.error_status());
     pipeline_options->step_begin = sel->begin;
     pipeline_options->step_end = sel->end;
@@ -281,7 +286,7 @@ trialstat_status compute_statistics(trialstat_trial* trial, const trialstat_stat
 trialstat_status evaluate(trialstat_trial* trial,
                           std::vector<trialstat::pipeline::rule_invocation>& invocations,
                           const char* device, trialstat_rule_results** out) {
-  auto options = make_options(device);
+  auto options = make_options(*trial, device);
   if (!options) return fail(options.error_status());
   options->strict = trial->strict;
   auto run = trialstat::pipeline::evaluate_rules(trial->catalog, invocations, *options, statistics_source(*trial));
@@ -579,6 +584,22 @@ trialstat_status trialstat_set_store(trialstat_trial* trial, const char* store) 
   return guarded([&] {
     const status chosen = set_store(*trial, store);
     return chosen.ok() ? TRIALSTAT_OK : fail(chosen);
+  });
+}
+
+trialstat_status trialstat_set_device_options(trialstat_trial* trial, const char* verify_device, int64_t pinned_mb) {
+  if (!trial) return fail(TRIALSTAT_INVALID_ARGUMENT, "trialstat_set_device_options: NULL trial");
+  return guarded([&] {
+    trialstat::frontend::device_options chosen;
+    chosen.device = "cpu";  // checked here: the two settings only (each call names its device)
+    chosen.verify_device = verify_device ? verify_device : "";
+    chosen.pinned_mb = pinned_mb == 0 ? trialstat::frontend::default_pinned_mb : pinned_mb;
+    if (auto checked = trialstat::frontend::make_pipeline_options(chosen); !checked) {
+      return fail(checked.error_status());
+    }
+    trial->device.verify_device = chosen.verify_device;
+    trial->device.pinned_mb = chosen.pinned_mb;
+    return TRIALSTAT_OK;
   });
 }
 

@@ -356,6 +356,20 @@ typedef struct trialstat_store_summary {
 /** @return OK; NOT_FOUND (the trial has no store: "off"); INVALID_ARGUMENT (NULL). */
 trialstat_status trialstat_get_store_summary(const trialstat_trial* trial, trialstat_store_summary* out);
 
+/**
+ * @brief How later statistics and rule evaluations of `trial` use a CUDA device (the CPU backend
+ * ignores both): `--verify-device` and `--pinned-mb` of the CLI (README "GPU safety").
+ * @param verify_device  "off", "first" (the first step) or "sampled" (the first, every 64th and
+ *   the last step are checked against the CPU twin; on a difference or a CUDA error the run
+ *   warns and finishes on the CPU); NULL: $TRIALSTAT_VERIFY_DEVICE when set, else "sampled"
+ *   (the default after `trialstat_open`).
+ * @param pinned_mb  pinned host staging memory in MiB, in [1, 1048576]; 0: the default (256).
+ * @return OK; INVALID_ARGUMENT (NULL trial, another verify_device, pinned_mb out of range: the
+ *   settings are then unchanged).
+ */
+trialstat_status trialstat_set_device_options(trialstat_trial* trial, const char* verify_device,
+                                              int64_t pinned_mb);
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

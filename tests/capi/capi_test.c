@@ -816,6 +816,54 @@ static void test_store(const char* work) {
   unsetenv("TRIALSTAT_STORE_MIN_RECORD_BYTES");
 }
 
+/* trialstat_set_device_options: bad settings are refused; the verification choice is honoured
+ * (TRIALSTAT_FAULT_INJECT=cuda-result raises nan_count in each batch's first record of the
+ * stand-in device backend, which README "GPU safety" describes). */
+static void test_device_options(const char* work) {
+  char root[1024];
+  trialstat_trial* trial = NULL;
+  trialstat_stats_options options;
+  trialstat_stats_row want[8], got[8];
+  size_t n_want = 0, n_got = 0;
+
+  snprintf(root, sizeof root, "rm -rf '%s/device_trial'", work);
+  if (system(root) != 0) fprintf(stderr, "could not clean %s/device_trial\n", work);
+  snprintf(root, sizeof root, "%s/device_trial", work);
+  make_dir(root);
+  write_step(root, 0, TRIALSTAT_MODE_TRAIN, 0);
+  write_step(root, 1, TRIALSTAT_MODE_TRAIN, 1);
+  write_step(root, 2, TRIALSTAT_MODE_TRAIN, 2);
+  unsetenv("TRIALSTAT_STORE");
+  unsetenv("TRIALSTAT_VERIFY_DEVICE");
+  unsetenv("TRIALSTAT_FAULT_INJECT");
+
+  CHECK(trialstat_open(root, &trial) == TRIALSTAT_OK);
+  trialstat_stats_options_init(&options);
+  CHECK(trialstat_compute_statistics(trial, &options, want, 8, &n_want) == TRIALSTAT_OK && n_want == 6);
+
+  CHECK(trialstat_set_device_options(NULL, "off", 0) == TRIALSTAT_INVALID_ARGUMENT);
+  CHECK(trialstat_set_device_options(trial, "never", 0) == TRIALSTAT_INVALID_ARGUMENT);
+  CHECK(strstr(trialstat_last_error_message(), "never") != NULL);
+  CHECK(trialstat_set_device_options(trial, NULL, -1) == TRIALSTAT_INVALID_ARGUMENT);
+  CHECK(trialstat_set_device_options(trial, NULL, 1048577) == TRIALSTAT_INVALID_ARGUMENT);
+  CHECK(trialstat_set_device_options(trial, NULL, 0) == TRIALSTAT_OK);
+
+  /* From the second batch (step 1) on: "first" checks step 0 only and lets it through,
+   * "sampled" checks the last step too, finds it and recomputes on the CPU. */
+  setenv("TRIALSTAT_FAULT_INJECT", "cuda-result@2", 1);
+  CHECK(trialstat_set_device_options(trial, "first", 16) == TRIALSTAT_OK);
+  memset(got, 0xFF, sizeof got);
+  CHECK(trialstat_compute_statistics(trial, &options, got, 8, &n_got) == TRIALSTAT_OK && n_got == 6);
+  CHECK(memcmp(want, got, sizeof want[0] * 2) == 0);
+  CHECK(got[2].step == 1 && got[2].nan_count == want[2].nan_count + 1);
+  CHECK(trialstat_set_device_options(trial, "sampled", 0) == TRIALSTAT_OK);
+  memset(got, 0xFF, sizeof got);
+  CHECK(trialstat_compute_statistics(trial, &options, got, 8, &n_got) == TRIALSTAT_OK && n_got == 6);
+  CHECK(memcmp(want, got, sizeof want[0] * 6) == 0);
+  unsetenv("TRIALSTAT_FAULT_INJECT");
+  trialstat_close(trial);
+}
+
 int main(int argc, char** argv) {
   const char* shared = argc > 1 ? argv[1] : "../shared/trials";
   const char* work = argc > 2 ? argv[2] : "capi_work";
@@ -826,6 +874,7 @@ int main(int argc, char** argv) {
   test_rules_hand_written(work);
   test_log_histogram(work);
   test_store(work);
+  test_device_options(work);
   if (golden_present(shared, "healthy_mlp")) {
     test_golden(shared);
   } else if (golden_required()) {

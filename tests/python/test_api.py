@@ -287,6 +287,30 @@ def test_cpu_and_auto_backends_agree(shared_trials):
     assert trialstat.backend("cpu")[0] == "cpu"
 
 
+def test_verify_device_is_honoured(shared_trials, monkeypatch):
+    """create_trial(verify_device=, pinned_mb=): bad values raise; the choice reaches the run.
+    TRIALSTAT_FAULT_INJECT=cuda-result@2 raises nan_count in the first record of every batch
+    from the second on, on a stand-in device backend (README "GPU safety"): "first" checks
+    the first step only and lets it through; "sampled" checks the last step too and
+    recomputes on the CPU."""
+    path = os.path.join(shared_trials, "vanishing")
+    monkeypatch.delenv("TRIALSTAT_VERIFY_DEVICE", raising=False)
+    with pytest.raises(ValueError, match="never"):
+        trialstat.create_trial(path, verify_device="never")
+    with pytest.raises(ValueError, match="pinned-mb"):
+        trialstat.create_trial(path, pinned_mb=0)
+    want = trialstat.create_trial(path, store="off").stats(as_frame=False, device="cpu")
+    monkeypatch.setenv("TRIALSTAT_FAULT_INJECT", "cuda-result@2")
+    first = trialstat.create_trial(path, store="off", verify_device="first", pinned_mb=16)
+    got = first.stats(as_frame=False, device="auto")
+    assert got["nan_count"].sum() > want["nan_count"].sum()  # the perturbed counts came through
+    sampled = trialstat.create_trial(path, store="off", verify_device="sampled")
+    got = sampled.stats(as_frame=False, device="auto")
+    for k in COUNTS:
+        np.testing.assert_array_equal(got[k], want[k])
+    assert sampled.last_stats_counters["device_fallback"]
+
+
 # ---- fixed log-scale histograms (stats(log_histogram=True)) ---------------------------------
 LOG_SIDE = ["log_hist_nan", "log_hist_pos_inf", "log_hist_neg_inf", "log_hist_below",
             "log_hist_above"]

@@ -125,6 +125,27 @@ class py_catalog {
     }
     if (*options) store_ = std::make_unique<store::store_source>(std::move(**options));  // else "off"
   }
+  /// How this trial's CUDA runs check their results and stage their input (create_trial's
+  /// verify_device and pinned_mb; None: TRIALSTAT_VERIFY_DEVICE or "sampled", 256 MiB). Raises
+  /// ValueError for another verify_device or a pinned_mb outside [1, 1048576].
+  void set_device_options(std::optional<std::string> verify_device, std::optional<int64_t> pinned_mb) {
+    frontend::device_options chosen;
+    chosen.device = "cpu";  // only the two settings are checked here; each call names its device
+    chosen.verify_device = verify_device.value_or("");
+    chosen.pinned_mb = pinned_mb.value_or(frontend::default_pinned_mb);
+    (void)unwrap(frontend::make_pipeline_options(chosen));
+    device_ = std::move(chosen);
+  }
+  /// Pipeline options of a call with `device` ("auto", "cpu", "cuda") and this trial's settings.
+  pipeline::pipeline_options pipeline_options_for(const std::string& device, std::optional<int64_t> begin,
+                                                  std::optional<int64_t> end) const {
+    frontend::device_options chosen = device_;
+    chosen.device = device;
+    pipeline::pipeline_options options = unwrap(frontend::make_pipeline_options(chosen));
+    options.step_begin = begin;
+    options.step_end = end;
+    return options;
+  }
   /// Where statistics come from: the store when set (one run at a time: calls from several
   /// Python threads take turns), else the plain pipeline.
   pipeline::statistics_source statistics_source() {
@@ -345,6 +366,7 @@ class py_catalog {
   std::unordered_map<trial::file_id, std::unique_ptr<io::object_reader>> readers_;
   std::unique_ptr<store::store_source> store_;
   std::mutex store_mutex_;
+  frontend::device_options device_;  ///< set_device_options (its `device` is unused)
 };
 
 // ---- statistics as columns ---------------------------------------------------------------
@@ -535,14 +557,6 @@ struct stats_request {
   bool log_histogram = false;
 };
 
-pipeline::pipeline_options make_options(const std::string& device, std::optional<int64_t> begin,
-                                        std::optional<int64_t> end) {
-  pipeline::pipeline_options options = unwrap(frontend::make_pipeline_options(device));
-  options.step_begin = begin;
-  options.step_end = end;
-  return options;
-}
-
 /// `tensors` without and `ratio_tensors` with the update ratio (Python chose which).
 plan::read_plan make_plan(const trial::catalog& cat, const stats_request& req) {
   const auto num_tensors = cat.tensor_names().size();
@@ -576,7 +590,7 @@ std::size_t planned_rows(const trial::catalog& cat, const plan::read_plan& plan,
 }
 
 nb::dict statistics(py_catalog& t, const stats_request& req) {
-  const auto options = make_options(req.device, req.step_begin, req.step_end);
+  const auto options = t.pipeline_options_for(req.device, req.step_begin, req.step_end);
   const auto plan = make_plan(t.catalog(), req);
   stats_columns columns;
   columns.histogram_bins = req.histogram_bins;
@@ -603,6 +617,12 @@ nb::dict statistics(py_catalog& t, const stats_request& req) {
   c["failed_records"] = counters.failed_records;
   c["bytes_read"] = counters.bytes_read;
   c["tensor_bytes"] = counters.tensor_bytes;
+  c["verified_steps"] = counters.verified_steps;  // checked against the CPU twin (CUDA runs)
+  if (counters.device_fallback) {
+    c["device_fallback"] = *counters.device_fallback;  // why the run finished on the CPU
+  } else {
+    c["device_fallback"] = nb::none();
+  }
   d["counters"] = c;
   return d;
 }
@@ -610,7 +630,7 @@ nb::dict statistics(py_catalog& t, const stats_request& req) {
 /// Run the pipeline and call `callback(step, mode, mode_step, columns)` once per saved step.
 /// A Python exception from the callback stops further calls and is re-raised at the end.
 void for_each_step(py_catalog& t, const stats_request& req, nb::callable callback) {
-  const auto options = make_options(req.device, req.step_begin, req.step_end);
+  const auto options = t.pipeline_options_for(req.device, req.step_begin, req.step_end);
   const auto plan = make_plan(t.catalog(), req);
   stats_columns columns;
   columns.histogram_bins = req.histogram_bins;
@@ -653,7 +673,7 @@ nb::list evaluate_rules(py_catalog& t,
                                                      std::map<std::string, std::string>>>& specs,
                         const std::string& device, std::optional<int64_t> begin,
                         std::optional<int64_t> end, bool strict) {
-  auto options = make_options(device, begin, end);
+  auto options = t.pipeline_options_for(device, begin, end);
   options.strict = strict;
   std::vector<pipeline::rule_invocation> invocations = make_invocations(specs);
   std::vector<pipeline::rule_result> results;
@@ -707,7 +727,7 @@ nb::dict to_tensorboard(py_catalog& t, const std::string& logdir, const std::vec
   e.collections = collections;
   e.regexes = regexes;
   e.overwrite = overwrite;
-  e.pipeline = make_options(device, begin, end);
+  e.pipeline = t.pipeline_options_for(device, begin, end);
   e.statistics = t.statistics_source();
   std::vector<std::string> warnings;
   std::optional<result<report::tensorboard_export_summary>> ran;
@@ -733,7 +753,7 @@ nb::tuple write_report(py_catalog& t, const std::string& path, const rule_specs&
                        const std::vector<std::string>& regexes, const std::string& device,
                        std::optional<int64_t> begin, std::optional<int64_t> end) {
   report::html_report_options r;
-  r.pipeline = make_options(device, begin, end);
+  r.pipeline = t.pipeline_options_for(device, begin, end);
   r.backend_description = unwrap(frontend::resolve_device(device)).reason;
   r.heatmap_regexes = regexes;
   r.statistics = t.statistics_source();
@@ -773,6 +793,7 @@ NB_MODULE(_core, m) {
                   "range_end"_a = nb::none())
       .def("refresh", &py_catalog::refresh)
       .def("set_store", &py_catalog::set_store, "choice"_a)
+      .def("set_device_options", &py_catalog::set_device_options, "verify_device"_a.none(), "pinned_mb"_a.none())
       .def("store_summary", &py_catalog::store_summary)
       .def("warnings", &py_catalog::warnings)
       .def_prop_ro("root", [](const py_catalog& t) { return t.catalog().location(); })

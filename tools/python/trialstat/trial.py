@@ -229,7 +229,8 @@ class Trial:
 
     def __init__(self, path, name=None, range_steps=None, cache=False, check=False,
                  parallel=True, index_mode=True, int8_as_uint8=False,
-                 wait_for_collections=True, wait_timeout=None, store=None):
+                 wait_for_collections=True, wait_timeout=None, store=None, verify_device=None,
+                 pinned_mb=None):
         path = path.strip()
         # s3://bucket/prefix is read where it lives (AWS settings from the environment).
         self.path = path if path.startswith("s3://") else os.path.expanduser(path)
@@ -257,6 +258,12 @@ class Trial:
         # else auto), "off", or a file path.
         self.store = store if store is not None else (os.environ.get("TRIALSTAT_STORE") or "auto")
         self._core.set_store(os.fspath(self.store))
+        # CUDA runs of this trial (README "GPU safety"): "off" | "first" | "sampled" (default:
+        # TRIALSTAT_VERIFY_DEVICE, else sampled) and the pinned staging memory in MiB.
+        try:
+            self._core.set_device_options(verify_device, pinned_mb)
+        except _core.Error as e:
+            raise ValueError(str(e)) from None
         self._generation = 0
         self._tensors = {}
         self._value_cache = {}
@@ -583,7 +590,11 @@ class Trial:
         log_hist_above, log_hist_counts]. In a DataFrame, ``hist_counts`` and
         ``log_hist_counts`` are object columns holding one int64 array per row.
         Returns a pandas DataFrame when pandas is importable (``as_frame=None``) or asked for
-        (``as_frame=True``), else a dict of numpy arrays (``as_frame=False``).
+        (``as_frame=True``), else a dict of numpy arrays (``as_frame=False``). Afterwards
+        ``trial.last_stats_counters`` holds the run's counters: ``steps``, ``records``,
+        ``failed_records``, ``bytes_read``, ``tensor_bytes``, ``verified_steps`` (checked against
+        the CPU twin, CUDA runs) and ``device_fallback`` (None, or why a CUDA run finished on the
+        CPU; ``create_trial(verify_device=...)``).
         """
         self.maybe_refresh()
         ids = self._select_ids(collection, regex)
@@ -741,6 +752,10 @@ def create_trial(path, name=None, profiler=False, output_dir=None, **kwargs):
     ``$XDG_CACHE_HOME/trialstat/`` keyed by the trial's location —, ``"off"``, or a file path;
     statistics, rules, reports and TensorBoard exports then read what it holds instead of the
     event files, README "Statistics store"),
+    ``verify_device`` (``"off"``, ``"first"`` or ``"sampled"``: how CUDA runs of this trial check
+    their results against the CPU twin, README "GPU safety"; default TRIALSTAT_VERIFY_DEVICE,
+    else ``"sampled"``), ``pinned_mb`` (pinned host staging memory of CUDA runs in MiB, default
+    256; the CPU backend ignores both; ValueError for another value),
     ``wait_timeout`` (seconds: bound every wait of this trial, raising WaitTimeout; default
     TRIALSTAT_WAIT_TIMEOUT or no bound — waits log what they wait for and Ctrl-C stops them).
     A local path gives a :class:`LocalTrial`."""
