@@ -7,18 +7,39 @@
 
 namespace trialstat::plan {
 
+read_plan::read_plan(const read_plan& other)
+    : step_begin(other.step_begin), step_end(other.step_end), workers(other.workers), requests_(other.requests_) {
+  index_requests();
+}
+
+read_plan& read_plan::operator=(const read_plan& other) {
+  if (this != &other) {
+    step_begin = other.step_begin;
+    step_end = other.step_end;
+    workers = other.workers;
+    requests_ = other.requests_;
+    index_requests();
+  }
+  return *this;
+}
+
+void read_plan::index_requests() {
+  by_tensor_.clear();
+  for (const auto& [tensor, request] : requests_) {
+    if (by_tensor_.size() <= tensor) by_tensor_.resize(static_cast<std::size_t>(tensor) + 1, nullptr);
+    by_tensor_[tensor] = &request;
+  }
+}
+
 void read_plan::request(trial::tensor_id tensor, const stats::statistics_request& what) {
   auto [it, inserted] = requests_.try_emplace(tensor, what);
   if (inserted) {
     it->second.normalise();
+    if (by_tensor_.size() <= tensor) by_tensor_.resize(static_cast<std::size_t>(tensor) + 1, nullptr);
+    by_tensor_[tensor] = &it->second;
   } else {
     it->second.merge(what);
   }
-}
-
-const stats::statistics_request* read_plan::find(trial::tensor_id tensor) const {
-  const auto it = requests_.find(tensor);
-  return it == requests_.end() ? nullptr : &it->second;
 }
 
 bool read_plan::reads_worker(trial::worker_id worker) const noexcept {

@@ -2,6 +2,9 @@
 // read_plan / stats::statistics_request::merge: the union of several rules' needs.
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <utility>
+
 #include "trialstat/plan/read_plan.hpp"
 
 namespace trialstat::plan {
@@ -49,6 +52,41 @@ TEST(ReadPlan, MergesRequestsPerTensor) {
   EXPECT_EQ(plan.requests().size(), 2u);
   EXPECT_EQ(plan.max_history_depth(), 2);
   EXPECT_FALSE(plan.find(5)->moments);
+}
+
+TEST(ReadPlan, CopiesAndMovesFindTheirOwnRequests) {
+  stats::statistics_request a;
+  a.histogram_bins = 16;
+  stats::statistics_request b;
+  b.histogram_bins = 32;
+  auto original = std::make_unique<read_plan>();
+  original->request(7, a);
+  original->request(2, b);
+  original->step_begin = 4;
+
+  read_plan copy(*original);
+  read_plan assigned;
+  assigned.request(100, a);  // replaced by the assignment
+  assigned = *original;
+  original->request(7, b);  // merged into the original only
+  EXPECT_EQ(original->find(7)->histogram_bins, 32);
+  original.reset();         // the copies' look-ups must not point into it
+
+  for (const read_plan* p : {&copy, &assigned}) {
+    ASSERT_NE(p->find(7), nullptr);
+    EXPECT_EQ(p->find(7)->histogram_bins, 16);
+    EXPECT_EQ(p->find(2)->histogram_bins, 32);
+    EXPECT_EQ(p->find(3), nullptr);
+    EXPECT_EQ(p->find(100), nullptr);
+    EXPECT_EQ(p->find(1u << 30), nullptr);
+    EXPECT_EQ(p->step_begin, 4);
+  }
+  read_plan moved(std::move(copy));
+  EXPECT_EQ(moved.find(2)->histogram_bins, 32);
+  read_plan move_assigned;
+  move_assigned = std::move(moved);
+  EXPECT_EQ(move_assigned.find(7)->histogram_bins, 16);
+  EXPECT_EQ(move_assigned.find(2), &move_assigned.requests().at(2));
 }
 
 TEST(ReadPlan, MergeDoesNotDependOnOrder) {
