@@ -71,6 +71,11 @@ void index_read_ahead::produce() {
     }
     if (wake) changed_.notify_all();
   }, io::json_file_limit_bytes);
+  {
+    const std::lock_guard lock(mutex_);
+    finished_ = true;
+  }
+  changed_.notify_all();
 }
 
 index_outcome index_read_ahead::next(parsed_index& parsed) {
@@ -80,8 +85,12 @@ index_outcome index_read_ahead::next(parsed_index& parsed) {
     i = taken_;
     if (produced_ <= i) {
       consumer_wants_ = std::min(i + wake_batch, keys_.size());
-      changed_.wait(lock, [&] { return produced_ >= consumer_wants_; });
+      changed_.wait(lock, [&] { return produced_ >= consumer_wants_ || finished_; });
       consumer_wants_ = 0;
+      if (produced_ <= i) {  // a source that skipped keys (against its contract): no hang
+        return {index_outcome::kind::read_failed,
+                status(error_code::io_error, "the trial source did not read it")};
+      }
     }
   }
   slot& s = slots_[i % slots_.size()];

@@ -43,7 +43,8 @@ class index_read_ahead {
 
   /// @brief The next file's outcome; when parsed, its parsed form is swapped into `parsed`
   /// (which gives its storage back for a later file). Call at most keys.size() times. A file
-  /// whose parsed form could not be allocated is read_failed with out_of_memory.
+  /// whose parsed form could not be allocated is read_failed with out_of_memory; one the source
+  /// never handed over (a source breaking read_objects' contract) read_failed with io_error.
   [[nodiscard]] index_outcome next(parsed_index& parsed);
 
  private:
@@ -63,6 +64,7 @@ class index_read_ahead {
   std::size_t consumer_wants_ = 0;  ///< produced_ the waiting caller waits for (0: not waiting)
   std::size_t producer_wants_ = 0;  ///< taken_ the waiting producer waits for (0: not waiting)
   bool stopping_ = false;
+  bool finished_ = false;  ///< the source's read_objects returned (guarded by mutex_)
   std::thread thread_;
 };
 

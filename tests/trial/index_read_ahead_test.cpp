@@ -5,7 +5,10 @@
 // and on one with more files than the read-ahead's ring holds; a read-ahead dropped early stops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <memory>
+#include <span>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -14,6 +17,7 @@
 
 #include "host/trial/index_read_ahead.hpp"
 #include "tests/support/catalog_description.hpp"
+#include "tests/support/forwarding_source.hpp"
 #include "tests/support/shared_trials.hpp"
 #include "trialstat/io/trial_source.hpp"
 #include "trialstat/trial/catalog.hpp"
@@ -113,6 +117,36 @@ TEST(IndexReadAhead, HandsOverEveryFileInOrderAndStopsWhenDroppedEarly) {
     detail::index_read_ahead dropped(**source, keys, 16);
     EXPECT_EQ(dropped.next(parsed).what, detail::index_outcome::kind::parsed);
   }  // destroyed with 100 files not taken: returns (joins its thread)
+}
+
+/// A local source whose read_objects stops after `limit` keys (breaking its contract).
+class short_reading_source final : public testing_support::forwarding_source {
+ public:
+  short_reading_source(std::shared_ptr<const io::trial_source> inner, std::size_t limit)
+      : forwarding_source(std::move(inner)), limit_(limit) {}
+  void read_objects(std::span<const std::string> keys, const io::object_callback& on_object,
+                    uint64_t max_bytes) const override {
+    inner().read_objects(keys.first(std::min(limit_, keys.size())), on_object, max_bytes);
+  }
+
+ private:
+  std::size_t limit_;
+};
+
+TEST(IndexReadAhead, SourceThatSkipsKeysGivesReadFailuresNotAHang) {
+  const auto root = write_trial("index_read_ahead_short", 1, 40);
+  auto local = io::open_trial_source(root.string());
+  ASSERT_TRUE(local.has_value());
+  const short_reading_source source(*local, 25);
+  std::vector<std::string> keys;
+  for (int step = 0; step < 40; ++step) keys.push_back(fmt::format("index/000000000/{:012d}_worker_0.json", step));
+  detail::index_read_ahead ahead(source, keys, 16);
+  detail::parsed_index parsed;
+  for (int step = 0; step < 40; ++step) {
+    const detail::index_outcome outcome = ahead.next(parsed);
+    EXPECT_EQ(outcome.what, step < 25 ? detail::index_outcome::kind::parsed : detail::index_outcome::kind::read_failed)
+        << step;
+  }
 }
 
 }  // namespace
