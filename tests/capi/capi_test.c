@@ -140,6 +140,14 @@ static void make_dir(const char* path) {
 }
 
 /* Create <root>/events/<step>/ and open its worker_0 event file for writing (exits on failure). */
+/* `root` = work/name, emptied and created anew. */
+static void fresh_dir(char* root, size_t size, const char* work, const char* name) {
+  snprintf(root, size, "rm -rf '%s/%s'", work, name);
+  if (system(root) != 0) fprintf(stderr, "could not clean %s/%s\n", work, name);
+  snprintf(root, size, "%s/%s", work, name);
+  make_dir(root);
+}
+
 static FILE* open_step_file(const char* root, int64_t step) {
   char path[1200];
   FILE* f;
@@ -205,10 +213,7 @@ static void test_hand_written(const char* work) {
   int64_t mode_step = -1;
   const char* only_w[1] = {"^w$"};
 
-  snprintf(root, sizeof root, "rm -rf '%s/tiny'", work);
-  if (system(root) != 0) fprintf(stderr, "could not clean %s/tiny\n", work);
-  snprintf(root, sizeof root, "%s/tiny", work);
-  make_dir(root);
+  fresh_dir(root, sizeof root, work, "tiny");
   write_step(root, 0, TRIALSTAT_MODE_TRAIN, 0);
   write_step(root, 1, TRIALSTAT_MODE_EVAL, 0);
   write_step(root, 2, TRIALSTAT_MODE_TRAIN, 1);
@@ -512,10 +517,7 @@ static void test_log_histogram(const char* work) {
   if (!edges) return;
   test_log_histogram_edges(edges);
 
-  snprintf(root, sizeof root, "rm -rf '%s/loghist'", work);
-  if (system(root) != 0) fprintf(stderr, "could not clean %s/loghist\n", work);
-  snprintf(root, sizeof root, "%s/loghist", work);
-  make_dir(root);
+  fresh_dir(root, sizeof root, work, "loghist");
   for (step = 0; step < 2; ++step) write_loghist_step(root, edges, step);
   CHECK(trialstat_open(root, &trial) == TRIALSTAT_OK);
   if (!trial) {
@@ -750,12 +752,11 @@ static void test_store(const char* work) {
   trialstat_store_summary summary;
   FILE* f;
 
-  snprintf(root, sizeof root, "rm -rf '%s/store_trial' '%s/store.sqlite'*", work, work);
-  if (system(root) != 0) fprintf(stderr, "could not clean %s/store_trial\n", work);
-  snprintf(root, sizeof root, "%s/store_trial", work);
+  snprintf(store, sizeof store, "rm -f '%s/store.sqlite'*", work);
+  if (system(store) != 0) fprintf(stderr, "could not remove %s/store.sqlite\n", work);
+  fresh_dir(root, sizeof root, work, "store_trial");
   snprintf(store, sizeof store, "%s/store.sqlite", work);
   snprintf(corrupt, sizeof corrupt, "%s/not-a-store.sqlite", work);
-  make_dir(root);
   write_step(root, 0, TRIALSTAT_MODE_TRAIN, 0);
   write_step(root, 1, TRIALSTAT_MODE_TRAIN, 1);
   write_step(root, 2, TRIALSTAT_MODE_EVAL, 0);
@@ -826,10 +827,7 @@ static void test_device_options(const char* work) {
   trialstat_stats_row want[8], got[8];
   size_t n_want = 0, n_got = 0;
 
-  snprintf(root, sizeof root, "rm -rf '%s/device_trial'", work);
-  if (system(root) != 0) fprintf(stderr, "could not clean %s/device_trial\n", work);
-  snprintf(root, sizeof root, "%s/device_trial", work);
-  make_dir(root);
+  fresh_dir(root, sizeof root, work, "device_trial");
   write_step(root, 0, TRIALSTAT_MODE_TRAIN, 0);
   write_step(root, 1, TRIALSTAT_MODE_TRAIN, 1);
   write_step(root, 2, TRIALSTAT_MODE_TRAIN, 2);

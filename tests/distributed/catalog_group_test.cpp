@@ -17,8 +17,8 @@
 #include "tests/support/catalog_description.hpp"
 #include "tests/support/forwarding_source.hpp"
 #include "tests/support/shared_trials.hpp"
+#include "tests/support/small_trial.hpp"
 #include "trialstat/distributed/catalog_group.hpp"
-#include "trialstat/writer/trial_writer.hpp"
 
 namespace trialstat::distributed {
 namespace {
@@ -77,24 +77,7 @@ TEST(CatalogGroup, GoldenTrialsLoadAsOneProcessDoes) {
 /// 3 workers × 10 steps with shapes and reductions, then index files made bad in several ways.
 std::filesystem::path write_damaged_trial() {
   const auto root = testing::make_scratch_dir("catalog_group_damaged");
-  for (int worker = 0; worker < 3; ++worker) {
-    writer::writer_options options;
-    options.num_workers = 3;
-    options.collections = writer::pytorch_default_collections(1);
-    auto w = writer::trial_writer::create(root, "worker_" + std::to_string(worker), options);
-    EXPECT_TRUE(w.has_value()) << w.error_status().to_string();
-    for (int64_t step = 0; step < 10; ++step) {
-      EXPECT_TRUE(w->begin_step(step, mode::train, step).ok());
-      std::vector<float> v(6, static_cast<float>(step + worker));
-      const int64_t shape[] = {2, 3};
-      const tensor_view view{reinterpret_cast<const std::byte*>(v.data()), dtype::float32, shape, 6,
-                             memory_kind::host};
-      EXPECT_TRUE(w->add_tensor("a", view).ok());
-      EXPECT_TRUE(w->add_tensor("b", view).ok());
-      EXPECT_TRUE(w->end_step().ok());
-    }
-    EXPECT_TRUE(w->close(true).ok());
-  }
+  ::trialstat::testing_support::write_small_trial(root, 3, 10);
   const auto index = [&](int step, int worker) {
     return root / "index" / "000000000" / fmt::format("{:012d}_worker_{}.json", step, worker);
   };

@@ -19,9 +19,9 @@
 #include "tests/support/catalog_description.hpp"
 #include "tests/support/forwarding_source.hpp"
 #include "tests/support/shared_trials.hpp"
+#include "tests/support/small_trial.hpp"
 #include "trialstat/io/trial_source.hpp"
 #include "trialstat/trial/catalog.hpp"
-#include "trialstat/writer/trial_writer.hpp"
 
 namespace trialstat::trial {
 namespace {
@@ -41,27 +41,10 @@ void expect_both_ways_the_same(const std::filesystem::path& root) {
   EXPECT_EQ(load(root, 1), one_thread) << root;
 }
 
-/// `workers` × `steps` with two tensors of 6 float32 each (values step + worker).
+/// A fresh small trial (testing_support::write_small_trial) under a scratch folder.
 std::filesystem::path write_trial(const std::string& label, int workers, int steps) {
   const auto root = testing::make_scratch_dir(label);
-  for (int worker = 0; worker < workers; ++worker) {
-    writer::writer_options options;
-    options.num_workers = workers;
-    options.collections = writer::pytorch_default_collections(1);
-    auto w = writer::trial_writer::create(root, "worker_" + std::to_string(worker), options);
-    EXPECT_TRUE(w.has_value()) << w.error_status().to_string();
-    for (int64_t step = 0; step < steps; ++step) {
-      EXPECT_TRUE(w->begin_step(step, mode::train, step).ok());
-      std::vector<float> v(6, static_cast<float>(step + worker));
-      const int64_t shape[] = {2, 3};
-      const tensor_view view{reinterpret_cast<const std::byte*>(v.data()), dtype::float32, shape, 6,
-                             memory_kind::host};
-      EXPECT_TRUE(w->add_tensor("a", view).ok());
-      EXPECT_TRUE(w->add_tensor("b", view).ok());
-      EXPECT_TRUE(w->end_step().ok());
-    }
-    EXPECT_TRUE(w->close(true).ok());
-  }
+  testing_support::write_small_trial(root, workers, steps);
   return root;
 }
 
