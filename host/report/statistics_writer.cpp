@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -145,7 +146,32 @@ class json_writer final : public writer_base {
   }
   void number(double v) {
     if (std::isfinite(v)) {
+      // A record repeats values: linf is max or −min, the histogram's lo and hi are min and max.
+      // Their text is taken from the last few formatted ("{}" writes −x as '-' then x's text).
+      const auto bits = std::bit_cast<uint64_t>(v);
+      for (const formatted_number& f : recent_) {
+        if (f.length == 0) continue;
+        if (f.bits == bits) {
+          literal({f.text, f.length});
+          return;
+        }
+        if (f.bits == (bits ^ sign_bit)) {
+          if (f.text[0] == '-') {
+            literal({f.text + 1, static_cast<std::size_t>(f.length - 1)});
+          } else {
+            *cursor_++ = '-';
+            literal({f.text, f.length});
+          }
+          return;
+        }
+      }
+      char* const start = cursor_;
       cursor_ = fmt::format_to(cursor_, FMT_COMPILE("{}"), v);
+      formatted_number& slot = recent_[recent_next_];
+      recent_next_ = (recent_next_ + 1) % recent_.size();
+      slot.bits = bits;
+      slot.length = static_cast<uint8_t>(cursor_ - start);  // ≤ 24 characters
+      std::memcpy(slot.text, start, slot.length);
     } else {  // "NaN", "Infinity", "-Infinity" as strings: rare
       fmt::memory_buffer text;
       detail::append_json_number(text, v);
@@ -160,6 +186,16 @@ class json_writer final : public writer_base {
       literal("null");
     }
   }
+  /// The text of a finite double formatted recently (length 0: an empty slot).
+  struct formatted_number {
+    uint64_t bits = 0;
+    char text[32];
+    uint8_t length = 0;
+  };
+  static constexpr uint64_t sign_bit = uint64_t{1} << 63;
+  std::array<formatted_number, 4> recent_{};
+  std::size_t recent_next_ = 0;
+
   /// `"name"` JSON-escaped, cached per id (names never change within a catalog).
   const std::string& quoted(std::vector<std::string>& cache, std::size_t id, const std::string& name) {
     if (cache.size() <= id) cache.resize(id + 1);

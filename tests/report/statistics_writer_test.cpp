@@ -4,12 +4,14 @@
 // CSV header, with values computed by hand.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -97,6 +99,46 @@ TEST(StatisticsWriter, JsonRowsCarryTheStatisticsAndTheUpdateRatio) {
   ASSERT_TRUE(finite.contains("update_ratio"));
   EXPECT_EQ(finite["update_ratio"]["prev_step"], 0);
   EXPECT_DOUBLE_EQ(finite["update_ratio"]["ratio"].get<double>(), 0.5 / (5.0 + report::update_ratio_epsilon));
+  std::filesystem::remove_all(root);
+}
+
+/// Float32 tensors whose statistics repeat values and their negations, in one step:
+/// a [-2.5, 0.75] (linf = -min, lo = min, hi = max), b [-0.75, 0.1] (min = -(a's max)),
+/// c [-0.0, 0.0], d [0.5, 0.5, 0.5] (min = max = linf = mean).
+std::filesystem::path write_repeating_values() {
+  const auto root = testing::make_scratch_dir("report_writer_repeats");
+  auto w = writer::trial_writer::create(root, "worker_0", {});
+  EXPECT_TRUE(w.has_value()) << w.error_status().to_string();
+  EXPECT_TRUE(w->begin_step(0, mode::train, 0).ok());
+  const std::vector<std::pair<std::string, std::vector<float>>> tensors = {
+      {"a", {-2.5f, 0.75f}}, {"b", {-0.75f, 0.1f}}, {"c", {-0.0f, 0.0f}}, {"d", {0.5f, 0.5f, 0.5f}}};
+  for (const auto& [name, values] : tensors) {
+    const std::vector<int64_t> shape = {static_cast<int64_t>(values.size())};
+    const tensor_view view{reinterpret_cast<const std::byte*>(values.data()), dtype::float32, shape,
+                           static_cast<int64_t>(values.size()), memory_kind::host};
+    EXPECT_TRUE(w->add_tensor(name, view).ok());
+  }
+  EXPECT_TRUE(w->end_step().ok());
+  EXPECT_TRUE(w->close(true).ok());
+  return root;
+}
+
+TEST(StatisticsWriter, JsonNumbersAreTheirShortestTextWhenValuesRepeat) {
+  // The writer reuses the text of recently formatted values (and of their negations): every
+  // number must still be exactly fmt's "{}" text of its value.
+  const auto root = write_repeating_values();
+  const std::string out = stats_output(root, report::output_format::json);
+  const std::regex number("\"(min|max|mean|variance|std|sum|l1|l2|linf|mean_abs|lo|hi)\":(-?[0-9][^,}\\]]*)");
+  int checked = 0;
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), number); it != std::sregex_iterator(); ++it) {
+    const std::string text = (*it)[2].str();
+    EXPECT_EQ(text, fmt::format("{}", std::stod(text))) << (*it)[1].str() << " in " << out;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4 * 12);  // 10 moments + lo + hi per record
+  EXPECT_NE(out.find("\"min\":-2.5,"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"linf\":2.5,"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"min\":-0.75,"), std::string::npos) << out;
   std::filesystem::remove_all(root);
 }
 
