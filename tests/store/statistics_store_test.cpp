@@ -178,6 +178,70 @@ TEST(StoreDatabase, WritesReadsAndReplacesRows) {
   EXPECT_EQ(info->trial, "/trials/a");
 }
 
+/// The `sql` of `table` in the store at `path` (sqlite_schema), "" when absent.
+std::string table_sql(const fs::path& path, const char* table) {
+  sqlite3* raw = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* q = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(raw, "SELECT sql FROM sqlite_schema WHERE name = ?1", -1, &q, nullptr), SQLITE_OK);
+  sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
+  std::string sql;
+  if (sqlite3_step(q) == SQLITE_ROW) sql = reinterpret_cast<const char*>(sqlite3_column_text(q, 0));
+  sqlite3_finalize(q);
+  sqlite3_close(raw);
+  return sql;
+}
+
+/// Turn the store at `path` into a version-1 store: the same columns keyed by tensor first.
+void make_version_1(const fs::path& path) {
+  std::string v1 = table_sql(path, "records");
+  const std::string v2_key = "PRIMARY KEY (step, tensor, worker, request)";
+  ASSERT_NE(v1.find(v2_key), std::string::npos) << v1;
+  v1.replace(v1.find(v2_key), v2_key.size(), "PRIMARY KEY (tensor, step, worker, request)");
+  v1.replace(v1.find("records"), 7, "records_v1");
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  const std::string sql = v1 + "; INSERT INTO records_v1 SELECT * FROM records; DROP TABLE records; "
+                               "ALTER TABLE records_v1 RENAME TO records; PRAGMA user_version = 1;";
+  ASSERT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
+  sqlite3_close(raw);
+}
+
+TEST(StoreDatabase, MigratesVersion1KeepingItsRows) {
+  const fs::path dir = scratch("migrate");
+  std::vector<store::stored_row> rows{make_row("w", 0, "zero"), make_row("w", 1, "one"), make_row("b", 1, "b1")};
+  for (const char* name : {"v1.sqlite", "other.sqlite"}) {
+    auto db = store::statistics_store::open(dir / name, "/trials/a");
+    ASSERT_TRUE(db) << db.error_status().to_string();
+    ASSERT_TRUE(db->write_rows(rows).ok());
+  }
+  make_version_1(dir / "v1.sqlite");
+  make_version_1(dir / "other.sqlite");
+  ASSERT_NE(table_sql(dir / "v1.sqlite", "records").find("PRIMARY KEY (tensor, step"), std::string::npos);
+  // Another trial's version-1 store is left alone, not migrated.
+  auto other = store::statistics_store::open(dir / "other.sqlite", "/trials/b");
+  ASSERT_FALSE(other);
+  EXPECT_EQ(other.error_status().code(), error_code::invalid_argument);
+  EXPECT_NE(table_sql(dir / "other.sqlite", "records").find("PRIMARY KEY (tensor, step"), std::string::npos);
+  // Its own trial's: migrated to the step-first key, every row kept.
+  auto db = store::statistics_store::open(dir / "v1.sqlite", "/trials/a");
+  ASSERT_TRUE(db) << db.error_status().to_string();
+  EXPECT_NE(table_sql(dir / "v1.sqlite", "records").find("PRIMARY KEY (step, tensor"), std::string::npos);
+  auto info = db->info();
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->version, 2);
+  EXPECT_EQ(info->rows, 3);
+  EXPECT_EQ(info->trial, "/trials/a");
+  std::vector<store::stored_row> got;
+  ASSERT_TRUE(db->read_rows(1, 1, [&](store::stored_row&& r) { got.push_back(std::move(r)); }).ok());
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].tensor, "b");  // step 1's rows, in key order
+  EXPECT_EQ(got[0].record, bytes_of("b1"));
+  EXPECT_EQ(got[1].tensor, "w");
+  EXPECT_EQ(got[1].record, bytes_of("one"));
+  EXPECT_EQ(got[1].identity, rows[1].identity);
+}
+
 TEST(StoreDatabase, LeavesForeignCorruptNewerAndOtherTrialsFilesAlone) {
   const fs::path dir = scratch("faults");
   // Random bytes: not a database (data_loss), and untouched.

@@ -32,8 +32,9 @@
 namespace trialstat::store {
 
 /// @brief The schema version this build writes and reads (`PRAGMA user_version`). A store of a
-/// newer version is left alone (a warning); an older one is migrated on open.
-inline constexpr int schema_version = 1;
+/// newer version is left alone (a warning); an older one is migrated on open (version 1, rows
+/// keyed by tensor first, is copied into version 2's table keyed by step first).
+inline constexpr int schema_version = 2;
 /// @brief `PRAGMA application_id` of a trialstat store ("TSST"): a SQLite file without it is
 /// someone else's database and is never written.
 inline constexpr int32_t application_id = 0x54535354;
