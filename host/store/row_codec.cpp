@@ -34,25 +34,37 @@ bool request_storable(const stats::statistics_request& request) noexcept { retur
 
 std::vector<std::byte> pack_record(std::span<const std::byte> raw) {
   std::vector<std::byte> out;
-  out.reserve(raw.size() / 2 + 16);
-  for (std::size_t i = 0; i < raw.size();) {
-    if (raw[i] != std::byte{0}) {
-      out.push_back(raw[i++]);
-      continue;
-    }
-    std::size_t run = 1;
-    while (i + run < raw.size() && raw[i + run] == std::byte{0}) ++run;
-    out.push_back(std::byte{0});
-    uint64_t more = run - 1;  // LEB128
+  pack_record(raw, out);
+  return out;
+}
+
+void pack_record(std::span<const std::byte> raw, std::vector<std::byte>& out) {
+  // Written through a pointer into `out` (under twice the input: a lone zero takes two bytes),
+  // the literal runs between zeros copied whole.
+  const std::size_t bound = raw.size() * 2 + 16;
+  if (out.size() < bound) out.resize(bound);
+  std::byte* o = out.data();
+  const std::byte* p = raw.data();
+  const std::byte* const end = p + raw.size();
+  while (p < end) {
+    const auto* zero = static_cast<const std::byte*>(std::memchr(p, 0, static_cast<std::size_t>(end - p)));
+    const std::byte* const stop = zero != nullptr ? zero : end;
+    std::memcpy(o, p, static_cast<std::size_t>(stop - p));
+    o += stop - p;
+    if (stop == end) break;
+    const std::byte* q = stop + 1;
+    while (q < end && *q == std::byte{0}) ++q;
+    *o++ = std::byte{0};
+    uint64_t more = static_cast<uint64_t>(q - stop) - 1;  // LEB128
     do {
       auto b = static_cast<uint8_t>(more & 0x7f);
       more >>= 7;
       if (more != 0) b |= 0x80;
-      out.push_back(std::byte{b});
+      *o++ = std::byte{b};
     } while (more != 0);
-    i += run;
+    p = q;
   }
-  return out;
+  out.resize(static_cast<std::size_t>(o - out.data()));
 }
 
 status unpack_record(std::span<const std::byte> packed, std::vector<std::byte>& raw) {

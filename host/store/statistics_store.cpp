@@ -364,9 +364,13 @@ status statistics_store::read_rows(int64_t step_begin, int64_t step_end,
   }, damaged);
 }
 
-status statistics_store::write_rows(std::span<const stored_row> rows) {
-  state& s = *state_;
-  if (rows.empty()) return status::success();
+namespace {
+
+/// Insert or replace rows 0..count-1 (`row(i)` gives each as views and its columns) in one
+/// transaction: what both `write_rows` do.
+template <typename Row>
+status insert_rows(statistics_store::state& s, std::size_t count, const Row& row) {
+  if (count == 0) return status::success();
   if (!s.insert.ok()) {
     s.insert = statement(
         s.db,
@@ -393,21 +397,21 @@ status statistics_store::write_rows(std::span<const stored_row> rows) {
     }
   };
   status failure;
-  for (const stored_row& row : rows) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto [v, c] = row(i);
     sqlite3_reset(w);
     sqlite3_clear_bindings(w);
-    text(1, row.tensor);
-    sqlite3_bind_int64(w, 2, row.step);
-    text(3, row.worker);
-    text(4, row.request);
-    sqlite3_bind_int(w, 5, row.mode);
-    sqlite3_bind_int64(w, 6, row.mode_step);
-    text(7, row.identity.event_file);
-    text(8, row.identity.ranges);
-    sqlite3_bind_int64(w, 9, static_cast<int64_t>(row.identity.file_size_bytes));
-    text(10, row.identity.file_version);
-    text(11, row.identity.previous);
-    const row_columns& c = row.columns;
+    text(1, v.tensor);
+    sqlite3_bind_int64(w, 2, v.step);
+    text(3, v.worker);
+    text(4, v.request);
+    sqlite3_bind_int(w, 5, v.mode);
+    sqlite3_bind_int64(w, 6, v.mode_step);
+    text(7, v.event_file);
+    text(8, v.ranges);
+    sqlite3_bind_int64(w, 9, static_cast<int64_t>(v.file_size_bytes));
+    text(10, v.file_version);
+    text(11, v.previous);
     if (!c.dtype.empty()) text(12, c.dtype);
     sqlite3_bind_int64(w, 13, c.num_elements);
     if (c.moments) {
@@ -436,8 +440,8 @@ status statistics_store::write_rows(std::span<const stored_row> rows) {
     sqlite3_bind_int(w, 30, c.histogram_bins);
     sqlite3_bind_int(w, 31, c.log_histogram ? 1 : 0);
     sqlite3_bind_int64(w, 32, c.saved_reductions);
-    sqlite3_bind_int64(w, 33, static_cast<int64_t>(io::crc32c(row.record)));
-    sqlite3_bind_blob(w, 34, row.record.data(), static_cast<int>(row.record.size()), SQLITE_STATIC);
+    sqlite3_bind_int64(w, 33, static_cast<int64_t>(io::crc32c(v.record)));
+    sqlite3_bind_blob(w, 34, v.record.data(), static_cast<int>(v.record.size()), SQLITE_STATIC);
     const int rc = sqlite3_step(w);
     if (rc != SQLITE_DONE) {
       failure = sqlite_status(s.db, rc, s.path, "writing rows");
@@ -449,6 +453,34 @@ status statistics_store::write_rows(std::span<const stored_row> rows) {
   if (failure.ok()) failure = s.exec("COMMIT", "committing rows");
   if (!failure.ok()) (void)s.exec("ROLLBACK", "rolling back");
   return failure;
+}
+
+}  // namespace
+
+status statistics_store::write_rows(std::span<const stored_row> rows) {
+  return insert_rows(*state_, rows.size(), [&](std::size_t i) {
+    const stored_row& r = rows[i];
+    row_view v;
+    v.tensor = r.tensor;
+    v.step = r.step;
+    v.worker = r.worker;
+    v.request = r.request;
+    v.mode = r.mode;
+    v.mode_step = r.mode_step;
+    v.event_file = r.identity.event_file;
+    v.ranges = r.identity.ranges;
+    v.file_size_bytes = r.identity.file_size_bytes;
+    v.file_version = r.identity.file_version;
+    v.previous = r.identity.previous;
+    v.record = r.record;
+    return std::pair<row_view, const row_columns&>(v, r.columns);
+  });
+}
+
+status statistics_store::write_rows(const row_batch& rows) {
+  return insert_rows(*state_, rows.size(), [&](std::size_t i) {
+    return std::pair<row_view, const row_columns&>(rows.view(i), rows.columns(i));
+  });
 }
 
 result<store_info> statistics_store::info() {

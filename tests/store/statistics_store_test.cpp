@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "host/store/held_rows.hpp"
@@ -176,6 +177,48 @@ TEST(StoreDatabase, WritesReadsAndReplacesRows) {
   EXPECT_EQ(info->steps, 2);
   EXPECT_EQ(info->version, store::schema_version);
   EXPECT_EQ(info->trial, "/trials/a");
+}
+
+TEST(StoreDatabase, WritesARowBatchAsItsRows) {
+  const fs::path dir = scratch("batch");
+  auto db = store::statistics_store::open(dir / "s.sqlite", "/trials/a");
+  ASSERT_TRUE(db) << db.error_status().to_string();
+  std::vector<store::stored_row> rows{make_row("w", 3, "three"), make_row("b", 3, ""), make_row("w", 4, "four")};
+  rows[2].identity.previous = "3:00000000000000ab";
+  rows[2].mode = 2;
+  rows[2].mode_step = 7;
+  store::row_batch batch;
+  batch.add(store::row_view{.tensor = "stale", .record = {}}, {});
+  batch.clear();  // reused: nothing of the first row is left
+  for (const auto& r : rows) {
+    store::row_view v{r.tensor, r.step, r.worker, r.request, r.mode, r.mode_step, r.identity.event_file,
+                      r.identity.ranges, r.identity.file_size_bytes, r.identity.file_version, r.identity.previous,
+                      r.record};
+    store::row_columns columns;
+    columns.dtype = "float32";
+    columns.num_elements = r.step;
+    batch.add(v, columns);
+  }
+  ASSERT_EQ(batch.size(), 3u);
+  EXPECT_EQ(batch.view(2).previous, "3:00000000000000ab");
+  EXPECT_EQ(batch.view(1).record.size(), 0u);
+  EXPECT_EQ(batch.columns(2).num_elements, 4);
+  ASSERT_TRUE(db->write_rows(batch).ok());
+  std::vector<store::stored_row> got;
+  ASSERT_TRUE(db->read_rows(0, 10, [&](store::stored_row&& r) { got.push_back(std::move(r)); }).ok());
+  ASSERT_EQ(got.size(), 3u);
+  std::sort(got.begin(), got.end(), [](auto& x, auto& y) { return std::tie(x.step, x.tensor) < std::tie(y.step, y.tensor); });
+  std::sort(rows.begin(), rows.end(), [](auto& x, auto& y) { return std::tie(x.step, x.tensor) < std::tie(y.step, y.tensor); });
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(got[i].tensor, rows[i].tensor);
+    EXPECT_EQ(got[i].step, rows[i].step);
+    EXPECT_EQ(got[i].worker, rows[i].worker);
+    EXPECT_EQ(got[i].request, rows[i].request);
+    EXPECT_EQ(got[i].mode, rows[i].mode);
+    EXPECT_EQ(got[i].mode_step, rows[i].mode_step);
+    EXPECT_EQ(got[i].identity, rows[i].identity);
+    EXPECT_EQ(got[i].record, rows[i].record);
+  }
 }
 
 /// The `sql` of `table` in the store at `path` (sqlite_schema), "" when absent.
