@@ -69,19 +69,27 @@ void pack_record(std::span<const std::byte> raw, std::vector<std::byte>& out) {
 
 status unpack_record(std::span<const std::byte> packed, std::vector<std::byte>& raw) {
   constexpr uint64_t max_bytes = uint64_t{1} << 32;  // a record is kilobytes; refuse nonsense
-  // Written through a pointer into `raw`, grown by doubling (a record unpacks to a few times its
-  // packed size): no per-byte capacity check of push_back, no call per literal run.
-  raw.resize(std::max<std::size_t>(raw.capacity(), packed.size() * 4 + 64));
-  std::size_t n = 0;
+  // Written through local pointers into `raw` (a std::byte store may alias the vector itself, so
+  // going through `raw` would reload its pointers after every byte), grown by doubling (a record
+  // unpacks to a few times its packed size). The buffer is grown from its size, not its
+  // capacity: a reused buffer is not zero-filled up to the largest record it ever held (a 12 KiB
+  // log histogram) at every call.
+  raw.resize(std::max<std::size_t>(raw.size(), packed.size() * 4 + 64));
+  std::byte* out = raw.data();
+  std::byte* limit = out + raw.size();
   const auto room = [&](uint64_t more) {
-    if (more > raw.size() - n) raw.resize(std::max<std::size_t>(raw.size() * 2, n + static_cast<std::size_t>(more)));
+    if (more <= static_cast<uint64_t>(limit - out)) return;
+    const auto n = static_cast<std::size_t>(out - raw.data());
+    raw.resize(std::max<std::size_t>(raw.size() * 2, n + static_cast<std::size_t>(more)));
+    out = raw.data() + n;
+    limit = raw.data() + raw.size();
   };
   const std::byte* p = packed.data();
   const std::byte* const end = p + packed.size();
   while (p < end) {
     if (*p != std::byte{0}) {
       room(1);
-      raw[n++] = *p++;
+      *out++ = *p++;
       continue;
     }
     ++p;  // the zero byte; then the LEB128 count of further zeros
@@ -97,16 +105,21 @@ status unpack_record(std::span<const std::byte> packed, std::vector<std::byte>& 
         break;
       }
     }
+    const auto n = static_cast<uint64_t>(out - raw.data());
     if (!ended || more >= max_bytes - n) {
-      raw.resize(n);
+      raw.resize(static_cast<std::size_t>(n));
       return status(error_code::data_loss,
                     fmt::format("record blob: bad zero run at byte {}", static_cast<std::size_t>(p - packed.data())));
     }
-    room(more + 1);
-    std::memset(raw.data() + n, 0, static_cast<std::size_t>(more) + 1);
-    n += static_cast<std::size_t>(more) + 1;
+    room(more + 16);
+    if (more < 16) {
+      std::memset(out, 0, 16);  // a short run (most are): two stores, no call
+    } else {
+      std::memset(out, 0, static_cast<std::size_t>(more) + 1);
+    }
+    out += more + 1;
   }
-  raw.resize(n);
+  raw.resize(static_cast<std::size_t>(out - raw.data()));
   return status::success();
 }
 

@@ -27,8 +27,6 @@ namespace {
 
 using detail::entry_key;
 
-/// Unpacked records up to this size are kept from planning to their step (bytes).
-constexpr std::size_t kept_unpacked_bytes = 1024;
 struct entry_key_hasher {
   std::size_t operator()(const entry_key& k) const noexcept { return detail::entry_key_hash(k); }
 };
@@ -398,7 +396,7 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
                                   true, false};
       // Small records stay unpacked (no second unpack when emitted); large ones (a log histogram
       // unpacks to 12 KiB) are unpacked again at their step.
-      if (raw.size() <= kept_unpacked_bytes) rows.keep_unpacked(held, raw);
+      if (raw.size() <= detail::held_rows::max_kept_unpacked_bytes) rows.keep_unpacked(held, raw);
     }
   }
   s.summary.used = true;

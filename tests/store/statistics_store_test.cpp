@@ -55,6 +55,8 @@ store::stored_row make_row(std::string tensor, int64_t step, std::string_view pa
 
 TEST(StoreRowCodec, PackRoundTripsAndShrinksZeros) {
   std::mt19937 random(7);
+  std::vector<std::byte> packed_reused;  // both buffers reused across rounds, as a run does
+  std::vector<std::byte> back_reused;
   for (int round = 0; round < 50; ++round) {
     std::vector<std::byte> raw(static_cast<std::size_t>(random() % 5000));
     for (auto& b : raw) b = (random() % 3 == 0) ? static_cast<std::byte>(random() & 0xff) : std::byte{0};
@@ -62,6 +64,10 @@ TEST(StoreRowCodec, PackRoundTripsAndShrinksZeros) {
     std::vector<std::byte> back;
     ASSERT_TRUE(store::unpack_record(packed, back).ok());
     EXPECT_EQ(back, raw) << "round " << round;
+    store::pack_record(raw, packed_reused);
+    EXPECT_EQ(packed_reused, packed) << "round " << round;
+    ASSERT_TRUE(store::unpack_record(packed_reused, back_reused).ok());
+    EXPECT_EQ(back_reused, raw) << "round " << round;
   }
   const std::vector<std::byte> zeros(12000, std::byte{0});  // a log histogram's empty bins
   EXPECT_LT(store::pack_record(zeros).size(), 8u);
