@@ -399,8 +399,9 @@ status insert_rows(statistics_store::state& s, std::size_t count, const Row& row
   status failure;
   for (std::size_t i = 0; i < count; ++i) {
     const auto [v, c] = row(i);
+    // Every parameter is bound for every row (NULL where absent): no sqlite3_clear_bindings pass
+    // over all 34 per row.
     sqlite3_reset(w);
-    sqlite3_clear_bindings(w);
     text(1, v.tensor);
     sqlite3_bind_int64(w, 2, v.step);
     text(3, v.worker);
@@ -412,7 +413,11 @@ status insert_rows(statistics_store::state& s, std::size_t count, const Row& row
     sqlite3_bind_int64(w, 9, static_cast<int64_t>(v.file_size_bytes));
     text(10, v.file_version);
     text(11, v.previous);
-    if (!c.dtype.empty()) text(12, c.dtype);
+    if (c.dtype.empty()) {
+      sqlite3_bind_null(w, 12);
+    } else {
+      text(12, c.dtype);
+    }
     sqlite3_bind_int64(w, 13, c.num_elements);
     if (c.moments) {
       const stats::moments& m = *c.moments;
@@ -426,16 +431,22 @@ status insert_rows(statistics_store::state& s, std::size_t count, const Row& row
         real(20, m.max);
         real(21, m.mean);
         real(22, m.variance());
+      } else {
+        for (int i = 19; i <= 22; ++i) sqlite3_bind_null(w, i);
       }
       real(23, m.sum);
       real(24, m.sum_abs);
       real(25, m.sum_squares);
       real(26, m.max_abs);
+    } else {
+      for (int i = 14; i <= 26; ++i) sqlite3_bind_null(w, i);
     }
     if (c.update) {
       sqlite3_bind_int64(w, 27, c.update_previous_step);
       real(28, c.update->diff_sum_squares);
       real(29, c.update->previous_sum_squares);
+    } else {
+      for (int i = 27; i <= 29; ++i) sqlite3_bind_null(w, i);
     }
     sqlite3_bind_int(w, 30, c.histogram_bins);
     sqlite3_bind_int(w, 31, c.log_histogram ? 1 : 0);
