@@ -39,21 +39,28 @@ void held_rows::add(const entry_key& key, const row_view& v) {
 
 void held_rows::build_index() {
   const std::size_t capacity = std::bit_ceil(std::max<std::size_t>(16, rows_.size() * 2));
-  slots_.assign(capacity, none);
+  slots_.assign(capacity, slot{});
   const std::size_t mask = capacity - 1;
   for (uint32_t i = 0; i < rows_.size(); ++i) {
-    std::size_t at = entry_key_hash(rows_[i].key) & mask;
-    while (slots_[at] != none && !(rows_[slots_[at]].key == rows_[i].key)) at = (at + 1) & mask;
-    slots_[at] = i;  // a later row of the same key replaces the earlier one
+    const uint64_t hash = entry_key_hash(rows_[i].key);
+    const auto tag = static_cast<uint32_t>(hash >> 32);
+    std::size_t at = hash & mask;
+    while (slots_[at].row != none && !(slots_[at].tag == tag && rows_[slots_[at].row].key == rows_[i].key)) {
+      at = (at + 1) & mask;
+    }
+    slots_[at] = slot{i, tag};  // a later row of the same key replaces the earlier one
   }
 }
 
 uint32_t held_rows::find(const entry_key& key) const noexcept {
   if (slots_.empty()) return none;
   const std::size_t mask = slots_.size() - 1;
-  for (std::size_t at = entry_key_hash(key) & mask;; at = (at + 1) & mask) {
-    const uint32_t i = slots_[at];
-    if (i == none || rows_[i].key == key) return i;
+  const uint64_t hash = entry_key_hash(key);
+  const auto tag = static_cast<uint32_t>(hash >> 32);
+  for (std::size_t at = hash & mask;; at = (at + 1) & mask) {
+    const slot s = slots_[at];
+    if (s.row == none) return none;
+    if (s.tag == tag && rows_[s.row].key == key) return s.row;
   }
 }
 
@@ -69,6 +76,9 @@ void held_rows::clear() {
 
 void held_rows::keep_unpacked(uint32_t i, std::span<const std::byte> raw) {
   row& r = rows_[i];
+  // Room for every row's unpacked bytes at once (address space: memory is committed only as it
+  // is written), so that the bytes kept are never moved as more come.
+  if (unpacked_.capacity() == 0) unpacked_.reserve(rows_.size() * max_kept_unpacked_bytes);
   r.unpacked_offset = unpacked_.size();
   r.unpacked_length = static_cast<uint32_t>(raw.size());
   unpacked_.insert(unpacked_.end(), raw.begin(), raw.end());

@@ -54,8 +54,11 @@ class held_rows {
   [[nodiscard]] uint64_t file_size_bytes(uint32_t i) const noexcept { return rows_[i].file_size_bytes; }
   /// The packed record (`pack_record`) of row `i`.
   [[nodiscard]] std::span<const std::byte> record(uint32_t i) const noexcept;
-  /// Keep `raw`, the unpacked record of row `i`, so that `unpacked(i)` gives it without
-  /// unpacking again (for small records: a run then holds their unpacked bytes).
+  /// Records that unpack to at most this many bytes are worth keeping unpacked from planning to
+  /// their step (one unpack per row instead of two).
+  static constexpr std::size_t max_kept_unpacked_bytes = 1024;
+  /// Keep `raw` (at most `max_kept_unpacked_bytes`), the unpacked record of row `i`, so that
+  /// `unpacked(i)` gives it without unpacking again. Call after the last `add`.
   void keep_unpacked(uint32_t i, std::span<const std::byte> raw);
   /// The bytes `keep_unpacked` kept for row `i`; empty when none.
   [[nodiscard]] std::span<const std::byte> unpacked(uint32_t i) const noexcept;
@@ -76,7 +79,14 @@ class held_rows {
   std::vector<row> rows_;
   std::vector<char> arena_;
   std::vector<std::byte> unpacked_;
-  std::vector<uint32_t> slots_;  // power of two; `none` = empty
+  /// A slot of the index: the row, and the high half of its key's hash (a probe compares the
+  /// tag first and looks at the row only when it matches: an absent key, such as a small record
+  /// that is never stored, costs no access to `rows_`).
+  struct slot {
+    uint32_t row = none;
+    uint32_t tag = 0;
+  };
+  std::vector<slot> slots_;  // power of two; `row == none`: empty
 };
 
 }  // namespace trialstat::store::detail

@@ -14,8 +14,8 @@ struct live_writer::state {
   store_run_summary summary;
   std::optional<statistics_store> db;
   bool off = false;  // warned: nothing more is written
-  std::vector<stored_row> rows;
-  std::vector<std::byte> scratch;
+  row_batch rows;
+  detail::row_scratch scratch;
 
   void give_up(const status& why) {
     if (options.warn) options.warn(status(why.code(), why.message() + " (the watch goes on without the store)"));
@@ -38,9 +38,8 @@ struct live_writer::state {
       const trial::tensor_entry* entry = trial.find_entry(record.tensor, step.step, record.worker);
       if (request == nullptr || entry == nullptr || !request_storable(*request)) continue;
       // Keyed by the backend the watch computes on (its pipeline options, set by the caller).
-      auto row = detail::make_row(trial, identities, *entry, *request,
-                                  request_signature(*request, options.backend), record, min_bytes, scratch);
-      if (row) rows.push_back(std::move(*row));
+      (void)detail::append_row(rows, trial, identities, *entry, *request,
+                               request_signature(*request, options.backend), record, min_bytes, scratch);
     }
     const status written = db->write_rows(rows);
     if (!written.ok()) return give_up(written);

@@ -3,8 +3,6 @@
 
 #include <charconv>
 
-#include <fmt/format.h>
-
 #include "trialstat/plan/read_plan.hpp"
 
 namespace trialstat::store::detail {
@@ -64,7 +62,7 @@ uint64_t identity_hash(const row_identity& identity) noexcept {
     }
   };
   char size[24];
-  const auto size_end = fmt::format_to(size, "{}", identity.file_size_bytes);
+  const char* const size_end = std::to_chars(size, size + sizeof size, identity.file_size_bytes).ptr;
   add(identity.event_file);
   add(":");
   add(identity.ranges);
@@ -76,7 +74,12 @@ uint64_t identity_hash(const row_identity& identity) noexcept {
 }
 
 void append_previous_item(std::string& out, int64_t step, uint64_t hash) {
-  fmt::format_to(std::back_inserter(out), "{}:{:016x}", step, hash);
+  char text[48];  // "step:" and 16 hex digits, without fmt's parsing of a format (once per row)
+  char* end = std::to_chars(text, text + 24, step).ptr;
+  *end++ = ':';
+  static constexpr char digits[] = "0123456789abcdef";
+  for (int shift = 60; shift >= 0; shift -= 4) *end++ = digits[(hash >> shift) & 0xf];
+  out.append(text, static_cast<std::size_t>(end - text));
 }
 
 }  // namespace trialstat::store::detail

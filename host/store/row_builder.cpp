@@ -58,41 +58,44 @@ uint64_t needed_record_bytes(const trial::tensor_entry& entry, const stats::stat
   return bytes;
 }
 
-std::optional<stored_row> make_row(const trial::catalog& trial, identity_cache& identities,
-                                   const trial::tensor_entry& entry, const stats::statistics_request& request,
-                                   const std::string& signature, const stats::statistics_record& fresh,
-                                   int64_t min_record_bytes, std::vector<std::byte>& scratch) {
-  if (!storable_outcome(fresh)) return std::nullopt;
+bool append_row(row_batch& out, const trial::catalog& trial, identity_cache& identities,
+                const trial::tensor_entry& entry, const stats::statistics_request& request,
+                std::string_view signature, const stats::statistics_record& fresh, int64_t min_record_bytes,
+                row_scratch& scratch) {
+  if (!storable_outcome(fresh)) return false;
   if (static_cast<int64_t>(std::min<uint64_t>(needed_record_bytes(entry, request), INT64_MAX)) < min_record_bytes) {
-    return std::nullopt;
+    return false;
   }
-  const auto identity = identities.of(entry, request);
-  if (!identity) return std::nullopt;
-  row_identity described = *identity;
+  row_identity& described = scratch.identity;
+  if (!identities.of(entry, request, described)) return false;
   for (const auto& previous : fresh.previous) {
     const trial::tensor_entry* before = trial.find_entry(entry.tensor, previous.previous_step, entry.worker);
-    const auto before_identity = before != nullptr ? identities.of(*before, request) : std::nullopt;
-    if (!before_identity) return std::nullopt;
+    if (before == nullptr || !identities.of(*before, request, scratch.before)) return false;
     if (!described.previous.empty()) described.previous.push_back('|');
-    append_previous_item(described.previous, previous.previous_step, identity_hash(*before_identity));
+    append_previous_item(described.previous, previous.previous_step, identity_hash(scratch.before));
   }
   if (request.history_depth > 0 && static_cast<int>(fresh.previous.size()) < request.history_depth &&
       history_cut_short(trial, entry, fresh, request)) {
-    return std::nullopt;
+    return false;
   }
-  stored_row row;
+  scratch.raw.clear();
+  stats::append_record(fresh, scratch.raw);
+  pack_record(scratch.raw, scratch.packed);
+  row_view row;
   row.tensor = trial.tensor_names()[entry.tensor];
   row.step = fresh.step;
   row.worker = trial.workers()[entry.worker];
   row.request = signature;
   row.mode = static_cast<int>(fresh.mode);
   row.mode_step = fresh.mode_step;
-  row.identity = std::move(described);
-  scratch.clear();
-  stats::append_record(fresh, scratch);
-  row.record = pack_record(scratch);
-  row.columns = columns_of(fresh);
-  return row;
+  row.event_file = described.event_file;
+  row.ranges = described.ranges;
+  row.file_size_bytes = described.file_size_bytes;
+  row.file_version = described.file_version;
+  row.previous = described.previous;
+  row.record = scratch.packed;
+  out.add(row, columns_of(fresh));
+  return true;
 }
 
 }  // namespace trialstat::store::detail

@@ -34,42 +34,62 @@ bool request_storable(const stats::statistics_request& request) noexcept { retur
 
 std::vector<std::byte> pack_record(std::span<const std::byte> raw) {
   std::vector<std::byte> out;
-  out.reserve(raw.size() / 2 + 16);
-  for (std::size_t i = 0; i < raw.size();) {
-    if (raw[i] != std::byte{0}) {
-      out.push_back(raw[i++]);
+  pack_record(raw, out);
+  return out;
+}
+
+void pack_record(std::span<const std::byte> raw, std::vector<std::byte>& out) {
+  // Written through a local pointer into `out` (under twice the input: a lone zero takes two
+  // bytes); a byte loop, as literal runs between zeros are a few bytes (a call per run, memchr
+  // and memcpy, cost more than it saves).
+  const std::size_t bound = raw.size() * 2 + 16;
+  if (out.size() < bound) out.resize(bound);
+  std::byte* o = out.data();
+  const std::byte* p = raw.data();
+  const std::byte* const end = p + raw.size();
+  while (p < end) {
+    if (*p != std::byte{0}) {
+      *o++ = *p++;
       continue;
     }
-    std::size_t run = 1;
-    while (i + run < raw.size() && raw[i + run] == std::byte{0}) ++run;
-    out.push_back(std::byte{0});
-    uint64_t more = run - 1;  // LEB128
+    const std::byte* q = p + 1;
+    while (q < end && *q == std::byte{0}) ++q;
+    *o++ = std::byte{0};
+    uint64_t more = static_cast<uint64_t>(q - p) - 1;  // LEB128
     do {
       auto b = static_cast<uint8_t>(more & 0x7f);
       more >>= 7;
       if (more != 0) b |= 0x80;
-      out.push_back(std::byte{b});
+      *o++ = std::byte{b};
     } while (more != 0);
-    i += run;
+    p = q;
   }
-  return out;
+  out.resize(static_cast<std::size_t>(o - out.data()));
 }
 
 status unpack_record(std::span<const std::byte> packed, std::vector<std::byte>& raw) {
   constexpr uint64_t max_bytes = uint64_t{1} << 32;  // a record is kilobytes; refuse nonsense
-  // Written through a pointer into `raw`, grown by doubling (a record unpacks to a few times its
-  // packed size): no per-byte capacity check of push_back, no call per literal run.
-  raw.resize(std::max<std::size_t>(raw.capacity(), packed.size() * 4 + 64));
-  std::size_t n = 0;
+  // Written through local pointers into `raw` (a std::byte store may alias the vector itself, so
+  // going through `raw` would reload its pointers after every byte), grown by doubling (a record
+  // unpacks to a few times its packed size). The buffer is grown from its size, not its
+  // capacity: a reused buffer is not zero-filled up to the largest record it ever held (a 12 KiB
+  // log histogram) at every call.
+  raw.resize(std::max<std::size_t>(raw.size(), packed.size() * 4 + 64));
+  std::byte* out = raw.data();
+  std::byte* limit = out + raw.size();
   const auto room = [&](uint64_t more) {
-    if (more > raw.size() - n) raw.resize(std::max<std::size_t>(raw.size() * 2, n + static_cast<std::size_t>(more)));
+    if (more <= static_cast<uint64_t>(limit - out)) return;
+    const auto n = static_cast<std::size_t>(out - raw.data());
+    raw.resize(std::max<std::size_t>(raw.size() * 2, n + static_cast<std::size_t>(more)));
+    out = raw.data() + n;
+    limit = raw.data() + raw.size();
   };
   const std::byte* p = packed.data();
   const std::byte* const end = p + packed.size();
   while (p < end) {
     if (*p != std::byte{0}) {
       room(1);
-      raw[n++] = *p++;
+      *out++ = *p++;
       continue;
     }
     ++p;  // the zero byte; then the LEB128 count of further zeros
@@ -85,16 +105,21 @@ status unpack_record(std::span<const std::byte> packed, std::vector<std::byte>& 
         break;
       }
     }
+    const auto n = static_cast<uint64_t>(out - raw.data());
     if (!ended || more >= max_bytes - n) {
-      raw.resize(n);
+      raw.resize(static_cast<std::size_t>(n));
       return status(error_code::data_loss,
                     fmt::format("record blob: bad zero run at byte {}", static_cast<std::size_t>(p - packed.data())));
     }
-    room(more + 1);
-    std::memset(raw.data() + n, 0, static_cast<std::size_t>(more) + 1);
-    n += static_cast<std::size_t>(more) + 1;
+    room(more + 16);
+    if (more < 16) {
+      std::memset(out, 0, 16);  // a short run (most are): two stores, no call
+    } else {
+      std::memset(out, 0, static_cast<std::size_t>(more) + 1);
+    }
+    out += more + 1;
   }
-  raw.resize(n);
+  raw.resize(static_cast<std::size_t>(out - raw.data()));
   return status::success();
 }
 

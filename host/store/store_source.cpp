@@ -27,8 +27,6 @@ namespace {
 
 using detail::entry_key;
 
-/// Unpacked records up to this size are kept from planning to their step (bytes).
-constexpr std::size_t kept_unpacked_bytes = 1024;
 struct entry_key_hasher {
   std::size_t operator()(const entry_key& k) const noexcept { return detail::entry_key_hash(k); }
 };
@@ -96,8 +94,8 @@ struct store_source::state {
   std::optional<statistics_store> db;
   bool unusable = false;      // warned once: later runs go straight to the inner source
   std::atomic<bool> write_failed = false;  // warned once: rows are no longer written
-  std::vector<stored_row> pending;
-  std::vector<std::byte> scratch;
+  row_batch pending;
+  detail::row_scratch scratch;  // a new row's buffers (reused)
   std::vector<std::byte> raw;  // a served record's unpacked bytes (emit)
   detail::held_rows held;      // the rows of the run at hand
   std::vector<stats::statistics_record> merged;  // a step's records (reused)
@@ -107,7 +105,8 @@ struct store_source::state {
   std::thread writer;
   std::mutex queue_mutex;
   std::condition_variable queue_ready;
-  std::deque<std::vector<stored_row>> queue;
+  std::deque<row_batch> queue;
+  std::vector<row_batch> spare;  // written batches, their memory kept for the next ones
   bool queue_closed = false;
   std::atomic<int64_t> written_rows = 0;
 
@@ -126,7 +125,7 @@ struct store_source::state {
   }
   void write_loop() {
     for (;;) {
-      std::vector<stored_row> rows;
+      row_batch rows;
       {
         std::unique_lock lock(queue_mutex);
         queue_ready.wait(lock, [&] { return !queue.empty() || queue_closed; });
@@ -134,14 +133,19 @@ struct store_source::state {
         rows = std::move(queue.front());
         queue.pop_front();
       }
-      if (write_failed) continue;
-      status written = db->write_rows(rows);
-      if (written.ok()) {
-        written_rows += static_cast<int64_t>(rows.size());
-      } else {
-        write_failed = true;
-        warn(status(written.code(), written.message() + " (rows are no longer written; the results are not affected)"));
+      if (!write_failed) {
+        status written = db->write_rows(rows);
+        if (written.ok()) {
+          written_rows += static_cast<int64_t>(rows.size());
+        } else {
+          write_failed = true;
+          warn(status(written.code(),
+                      written.message() + " (rows are no longer written; the results are not affected)"));
+        }
       }
+      rows.clear();
+      std::lock_guard lock(queue_mutex);
+      spare.push_back(std::move(rows));
     }
   }
   /// Hand the pending rows to the writer thread (started at the first batch).
@@ -157,9 +161,13 @@ struct store_source::state {
     {
       std::lock_guard lock(queue_mutex);
       queue.push_back(std::move(pending));
+      pending = row_batch();
+      if (!spare.empty()) {
+        pending = std::move(spare.back());
+        spare.pop_back();
+      }
     }
     queue_ready.notify_one();
-    pending = {};
   }
   /// Wait until every handed-over row is written (or failed).
   void finish_writes() {
@@ -170,6 +178,7 @@ struct store_source::state {
     }
     queue_ready.notify_one();
     writer.join();
+    spare.clear();  // the run's batches: their memory goes with the run
     summary.written += written_rows.exchange(0);
   }
   ~state() { finish_writes(); }
@@ -387,7 +396,7 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
                                   true, false};
       // Small records stay unpacked (no second unpack when emitted); large ones (a log histogram
       // unpacks to 12 KiB) are unpacked again at their step.
-      if (raw.size() <= kept_unpacked_bytes) rows.keep_unpacked(held, raw);
+      if (raw.size() <= detail::held_rows::max_kept_unpacked_bytes) rows.keep_unpacked(held, raw);
     }
   }
   s.summary.used = true;
@@ -456,9 +465,8 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
           // A new row, when the record describes its bytes for good.
           const auto signature = signatures.find(entry.tensor);
           if (s.write_failed || signature == signatures.end()) continue;
-          auto row = detail::make_row(trial, identities, entry, *request, signature->second, fresh, min_bytes,
-                                      s.scratch);
-          if (row) s.pending.push_back(std::move(*row));
+          (void)detail::append_row(s.pending, trial, identities, entry, *request, signature->second, fresh,
+                                   min_bytes, s.scratch);
           continue;
         }
       }

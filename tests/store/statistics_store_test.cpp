@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "host/store/held_rows.hpp"
@@ -54,6 +55,8 @@ store::stored_row make_row(std::string tensor, int64_t step, std::string_view pa
 
 TEST(StoreRowCodec, PackRoundTripsAndShrinksZeros) {
   std::mt19937 random(7);
+  std::vector<std::byte> packed_reused;  // both buffers reused across rounds, as a run does
+  std::vector<std::byte> back_reused;
   for (int round = 0; round < 50; ++round) {
     std::vector<std::byte> raw(static_cast<std::size_t>(random() % 5000));
     for (auto& b : raw) b = (random() % 3 == 0) ? static_cast<std::byte>(random() & 0xff) : std::byte{0};
@@ -61,6 +64,10 @@ TEST(StoreRowCodec, PackRoundTripsAndShrinksZeros) {
     std::vector<std::byte> back;
     ASSERT_TRUE(store::unpack_record(packed, back).ok());
     EXPECT_EQ(back, raw) << "round " << round;
+    store::pack_record(raw, packed_reused);
+    EXPECT_EQ(packed_reused, packed) << "round " << round;
+    ASSERT_TRUE(store::unpack_record(packed_reused, back_reused).ok());
+    EXPECT_EQ(back_reused, raw) << "round " << round;
   }
   const std::vector<std::byte> zeros(12000, std::byte{0});  // a log histogram's empty bins
   EXPECT_LT(store::pack_record(zeros).size(), 8u);
@@ -176,6 +183,112 @@ TEST(StoreDatabase, WritesReadsAndReplacesRows) {
   EXPECT_EQ(info->steps, 2);
   EXPECT_EQ(info->version, store::schema_version);
   EXPECT_EQ(info->trial, "/trials/a");
+}
+
+TEST(StoreDatabase, WritesARowBatchAsItsRows) {
+  const fs::path dir = scratch("batch");
+  auto db = store::statistics_store::open(dir / "s.sqlite", "/trials/a");
+  ASSERT_TRUE(db) << db.error_status().to_string();
+  std::vector<store::stored_row> rows{make_row("w", 3, "three"), make_row("b", 3, ""), make_row("w", 4, "four")};
+  rows[2].identity.previous = "3:00000000000000ab";
+  rows[2].mode = 2;
+  rows[2].mode_step = 7;
+  store::row_batch batch;
+  batch.add(store::row_view{.tensor = "stale", .record = {}}, {});
+  batch.clear();  // reused: nothing of the first row is left
+  for (const auto& r : rows) {
+    store::row_view v{r.tensor, r.step, r.worker, r.request, r.mode, r.mode_step, r.identity.event_file,
+                      r.identity.ranges, r.identity.file_size_bytes, r.identity.file_version, r.identity.previous,
+                      r.record};
+    store::row_columns columns;
+    columns.dtype = "float32";
+    columns.num_elements = r.step;
+    batch.add(v, columns);
+  }
+  ASSERT_EQ(batch.size(), 3u);
+  EXPECT_EQ(batch.view(2).previous, "3:00000000000000ab");
+  EXPECT_EQ(batch.view(1).record.size(), 0u);
+  EXPECT_EQ(batch.columns(2).num_elements, 4);
+  ASSERT_TRUE(db->write_rows(batch).ok());
+  std::vector<store::stored_row> got;
+  ASSERT_TRUE(db->read_rows(0, 10, [&](store::stored_row&& r) { got.push_back(std::move(r)); }).ok());
+  ASSERT_EQ(got.size(), 3u);
+  std::sort(got.begin(), got.end(), [](auto& x, auto& y) { return std::tie(x.step, x.tensor) < std::tie(y.step, y.tensor); });
+  std::sort(rows.begin(), rows.end(), [](auto& x, auto& y) { return std::tie(x.step, x.tensor) < std::tie(y.step, y.tensor); });
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(got[i].tensor, rows[i].tensor);
+    EXPECT_EQ(got[i].step, rows[i].step);
+    EXPECT_EQ(got[i].worker, rows[i].worker);
+    EXPECT_EQ(got[i].request, rows[i].request);
+    EXPECT_EQ(got[i].mode, rows[i].mode);
+    EXPECT_EQ(got[i].mode_step, rows[i].mode_step);
+    EXPECT_EQ(got[i].identity, rows[i].identity);
+    EXPECT_EQ(got[i].record, rows[i].record);
+  }
+}
+
+/// The `sql` of `table` in the store at `path` (sqlite_schema), "" when absent.
+std::string table_sql(const fs::path& path, const char* table) {
+  sqlite3* raw = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* q = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(raw, "SELECT sql FROM sqlite_schema WHERE name = ?1", -1, &q, nullptr), SQLITE_OK);
+  sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
+  std::string sql;
+  if (sqlite3_step(q) == SQLITE_ROW) sql = reinterpret_cast<const char*>(sqlite3_column_text(q, 0));
+  sqlite3_finalize(q);
+  sqlite3_close(raw);
+  return sql;
+}
+
+/// Turn the store at `path` into a version-1 store: the same columns keyed by tensor first.
+void make_version_1(const fs::path& path) {
+  std::string v1 = table_sql(path, "records");
+  const std::string v2_key = "PRIMARY KEY (step, tensor, worker, request)";
+  ASSERT_NE(v1.find(v2_key), std::string::npos) << v1;
+  v1.replace(v1.find(v2_key), v2_key.size(), "PRIMARY KEY (tensor, step, worker, request)");
+  v1.replace(v1.find("records"), 7, "records_v1");
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  const std::string sql = v1 + "; INSERT INTO records_v1 SELECT * FROM records; DROP TABLE records; "
+                               "ALTER TABLE records_v1 RENAME TO records; PRAGMA user_version = 1;";
+  ASSERT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
+  sqlite3_close(raw);
+}
+
+TEST(StoreDatabase, MigratesVersion1KeepingItsRows) {
+  const fs::path dir = scratch("migrate");
+  std::vector<store::stored_row> rows{make_row("w", 0, "zero"), make_row("w", 1, "one"), make_row("b", 1, "b1")};
+  for (const char* name : {"v1.sqlite", "other.sqlite"}) {
+    auto db = store::statistics_store::open(dir / name, "/trials/a");
+    ASSERT_TRUE(db) << db.error_status().to_string();
+    ASSERT_TRUE(db->write_rows(rows).ok());
+  }
+  make_version_1(dir / "v1.sqlite");
+  make_version_1(dir / "other.sqlite");
+  ASSERT_NE(table_sql(dir / "v1.sqlite", "records").find("PRIMARY KEY (tensor, step"), std::string::npos);
+  // Another trial's version-1 store is left alone, not migrated.
+  auto other = store::statistics_store::open(dir / "other.sqlite", "/trials/b");
+  ASSERT_FALSE(other);
+  EXPECT_EQ(other.error_status().code(), error_code::invalid_argument);
+  EXPECT_NE(table_sql(dir / "other.sqlite", "records").find("PRIMARY KEY (tensor, step"), std::string::npos);
+  // Its own trial's: migrated to the step-first key, every row kept.
+  auto db = store::statistics_store::open(dir / "v1.sqlite", "/trials/a");
+  ASSERT_TRUE(db) << db.error_status().to_string();
+  EXPECT_NE(table_sql(dir / "v1.sqlite", "records").find("PRIMARY KEY (step, tensor"), std::string::npos);
+  auto info = db->info();
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->version, 2);
+  EXPECT_EQ(info->rows, 3);
+  EXPECT_EQ(info->trial, "/trials/a");
+  std::vector<store::stored_row> got;
+  ASSERT_TRUE(db->read_rows(1, 1, [&](store::stored_row&& r) { got.push_back(std::move(r)); }).ok());
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].tensor, "b");  // step 1's rows, in key order
+  EXPECT_EQ(got[0].record, bytes_of("b1"));
+  EXPECT_EQ(got[1].tensor, "w");
+  EXPECT_EQ(got[1].record, bytes_of("one"));
+  EXPECT_EQ(got[1].identity, rows[1].identity);
 }
 
 TEST(StoreDatabase, LeavesForeignCorruptNewerAndOtherTrialsFilesAlone) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The world of an MPI build. MPI is initialised only when an MPI launcher started more than one
-// process (a plain `trialstat`, and `mpirun -np 1`, never touch MPI). Waiting is done by polling with short sleeps
+// The MPI world, built as a module of its own (world_module.hpp) that the CLI loads only when an
+// MPI launcher started more than one process (host/distributed/loader): a plain `trialstat`, and
+// `mpirun -np 1`, neither load nor touch MPI. Waiting is done by polling with short sleeps
 // (MPI_Improbe / MPI_Test), never in a blocking MPI call: Open MPI's blocking calls spin, which
 // would take a core from the statistics of another rank on the same node.
 #include <mpi.h>
@@ -15,6 +16,7 @@
 
 #include "host/distributed/common/world_common.hpp"
 #include "trialstat/distributed/world.hpp"
+#include "trialstat/distributed/world_module.hpp"
 
 namespace trialstat::distributed {
 namespace {
@@ -188,9 +190,10 @@ class mpi_world final : public process_world {
 
 }  // namespace
 
-process_world& world() {
-  static mpi_world w;
-  return w;
-}
-
 }  // namespace trialstat::distributed
+
+/// The module's entry point (world_module.hpp `mpi_world_entry`).
+extern "C" __attribute__((visibility("default"))) trialstat::distributed::process_world* trialstat_mpi_world() {
+  static trialstat::distributed::mpi_world w;
+  return &w;
+}

@@ -32,8 +32,9 @@
 namespace trialstat::store {
 
 /// @brief The schema version this build writes and reads (`PRAGMA user_version`). A store of a
-/// newer version is left alone (a warning); an older one is migrated on open.
-inline constexpr int schema_version = 1;
+/// newer version is left alone (a warning); an older one is migrated on open (version 1, rows
+/// keyed by tensor first, is copied into version 2's table keyed by step first).
+inline constexpr int schema_version = 2;
 /// @brief `PRAGMA application_id` of a trialstat store ("TSST"): a SQLite file without it is
 /// someone else's database and is never written.
 inline constexpr int32_t application_id = 0x54535354;
@@ -95,6 +96,39 @@ struct row_view {
   std::span<const std::byte> record;  ///< packed, checksum verified
 };
 
+/// @brief Rows to write, held compactly: each row's texts and packed record are copied into one
+/// buffer of the batch (no allocation per row once the batch has grown: a run's row writer
+/// queues these, and reuses them). Views handed out stay valid until the next `add` or `clear`.
+class row_batch {
+ public:
+  /// @brief Append a row: the texts and the packed record of `row` are copied (`row.record` is
+  /// a `pack_record` blob; its checksum is computed when it is written); `columns` as given.
+  void add(const row_view& row, const row_columns& columns);
+  [[nodiscard]] std::size_t size() const noexcept { return rows_.size(); }
+  [[nodiscard]] bool empty() const noexcept { return rows_.empty(); }
+  /// @brief Row `i` (< size()) as views into the batch.
+  [[nodiscard]] row_view view(std::size_t i) const noexcept;
+  /// @brief The readable columns of row `i`.
+  [[nodiscard]] const row_columns& columns(std::size_t i) const noexcept { return rows_[i].columns; }
+  /// @brief Forget the rows, keeping the memory for the next ones.
+  void clear() noexcept;
+
+ private:
+  /// tensor, worker, request, event_file, ranges, file_version, previous, record
+  static constexpr int fields = 8;
+  struct row {
+    int64_t step = 0;
+    int64_t mode_step = 0;
+    uint64_t file_size_bytes = 0;
+    std::size_t offset = 0;  // into bytes_: the fields, one after the other
+    uint32_t lengths[fields] = {};
+    int mode = 0;
+    row_columns columns;
+  };
+  std::vector<row> rows_;
+  std::vector<char> bytes_;
+};
+
 /// @brief Counts for `trialstat store info`.
 struct store_info {
   int64_t rows = 0;
@@ -119,6 +153,8 @@ struct store_info {
 /// @brief `stats::append_record` bytes with runs of zero bytes packed (sparse histograms and
 /// small counts are mostly zeros): a zero byte is followed by a LEB128 count of further zeros.
 [[nodiscard]] std::vector<std::byte> pack_record(std::span<const std::byte> raw);
+/// @brief As above into `packed` (replaced; its capacity reused).
+void pack_record(std::span<const std::byte> raw, std::vector<std::byte>& packed);
 /// @brief The inverse of `pack_record`. Errors: data_loss when `packed` is malformed.
 [[nodiscard]] status unpack_record(std::span<const std::byte> packed, std::vector<std::byte>& raw);
 
@@ -161,6 +197,8 @@ class statistics_store {
   /// @brief Insert or replace `rows` in one transaction (all or none).
   /// Errors: io_error (full disk, read-only file, busy past the timeout): nothing was written.
   [[nodiscard]] status write_rows(std::span<const stored_row> rows);
+  /// @brief As above, the rows of a batch (what a run's row writer writes).
+  [[nodiscard]] status write_rows(const row_batch& rows);
 
   /// @brief Row counts and the file's size.
   [[nodiscard]] result<store_info> info();

@@ -62,7 +62,7 @@ struct store_source_options {
   stats::backend backend = stats::backend::cpu;
   /// Records whose bytes in the event file (all the records of an entry a request reads) are
   /// fewer than this are neither stored nor served: they are read from the trial, which costs
-  /// less than their row (a row takes ~10-20 µs to write and ~2.3 µs to read back and decode, a
+  /// less than their row (a row takes ~3 µs to write and ~2.3 µs to read back and decode, a
   /// 1 KiB record from the page cache ~1.5 µs; bench/RESULTS.md "Statistics store"). < 0: automatic —
   /// `TRIALSTAT_STORE_MIN_RECORD_BYTES` when set, else `default_min_record_bytes` for a local
   /// trial and 0 (everything) for an S3 trial, where every record read is network traffic.
