@@ -432,21 +432,21 @@ status insert_rows(statistics_store::state& s, std::size_t count, const Row& row
         real(21, m.mean);
         real(22, m.variance());
       } else {
-        for (int i = 19; i <= 22; ++i) sqlite3_bind_null(w, i);
+        for (int column = 19; column <= 22; ++column) sqlite3_bind_null(w, column);
       }
       real(23, m.sum);
       real(24, m.sum_abs);
       real(25, m.sum_squares);
       real(26, m.max_abs);
     } else {
-      for (int i = 14; i <= 26; ++i) sqlite3_bind_null(w, i);
+      for (int column = 14; column <= 26; ++column) sqlite3_bind_null(w, column);
     }
     if (c.update) {
       sqlite3_bind_int64(w, 27, c.update_previous_step);
       real(28, c.update->diff_sum_squares);
       real(29, c.update->previous_sum_squares);
     } else {
-      for (int i = 27; i <= 29; ++i) sqlite3_bind_null(w, i);
+      for (int column = 27; column <= 29; ++column) sqlite3_bind_null(w, column);
     }
     sqlite3_bind_int(w, 30, c.histogram_bins);
     sqlite3_bind_int(w, 31, c.log_histogram ? 1 : 0);
