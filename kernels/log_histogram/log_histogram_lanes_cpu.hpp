@@ -26,11 +26,6 @@
 
 // NOLINTBEGIN (included inside a namespace by cpu_regions.hpp)
 
-using native_u32 = uint32_t __attribute__((vector_size(TRIALSTAT_CPU_NATIVE_BYTES)));
-using native_u64 = uint64_t __attribute__((vector_size(TRIALSTAT_CPU_NATIVE_BYTES)));
-inline constexpr int native_u32_count = TRIALSTAT_CPU_NATIVE_BYTES / 4;
-inline constexpr int native_u64_count = TRIALSTAT_CPU_NATIVE_BYTES / 8;
-
 /// table[idx] for every lane.
 [[gnu::always_inline]] inline native_i32_full gather_u32(const uint32_t* table,
                                                          const native_i32_full& idx) {
