@@ -201,8 +201,12 @@ template <dtype D>
   alignas(64) int32_t ranks[cpu_block_elements];
   int64_t padding = 0;
   constexpr int64_t stride = log_histogram_num_cpu_ranks;
-  for (int64_t b = 0; b < count; b += cpu_block_elements) {
-    const int64_t n = count - b < cpu_block_elements ? count - b : cpu_block_elements;
+  // float32 ranks straight from the tensor 64 at a time, each block counted at once: the
+  // gathers of one block overlap the counter updates of the previous one (a 1 Ki block keeps
+  // them apart: 0.73 → 0.69 ns/elem on 256 KiB tensors; 16 or 32 at a time are slower).
+  constexpr int64_t block = D == dtype::float32 ? 64 : cpu_block_elements;
+  for (int64_t b = 0; b < count; b += block) {
+    const int64_t n = count - b < block ? count - b : block;
     const int64_t padded = rank_block<D>(t, top, bytes + (begin + b) * element_size_v<D>, n, ranks);
     padding += padded - n;
     // padded is a multiple of 16: element i counts into sub-histogram i mod 4 (runs of one
