@@ -298,6 +298,11 @@ inline constexpr int native_floats = TRIALSTAT_CPU_NATIVE_BYTES / 4;
 inline constexpr int float_parts = float_lane_count / native_floats;
 using native_f32_full = float __attribute__((vector_size(TRIALSTAT_CPU_NATIVE_BYTES)));
 using native_i32_full = int32_t __attribute__((vector_size(TRIALSTAT_CPU_NATIVE_BYTES)));
+/// Unsigned views of one native register (bit patterns; pairs of 32-bit indices).
+using native_u32 = uint32_t __attribute__((vector_size(TRIALSTAT_CPU_NATIVE_BYTES)));
+using native_u64 = uint64_t __attribute__((vector_size(TRIALSTAT_CPU_NATIVE_BYTES)));
+inline constexpr int native_u32_count = TRIALSTAT_CPU_NATIVE_BYTES / 4;
+inline constexpr int native_u64_count = TRIALSTAT_CPU_NATIVE_BYTES / 8;
 
 /// 16 float32 lanes (lane j = element j) and their masks.
 struct vf {

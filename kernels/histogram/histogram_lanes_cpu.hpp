@@ -204,8 +204,56 @@ template <dtype D, bin_mode Mode>
   return padded;
 }
 
+/// Pair counting (chunks of ≥ pair_count_elements elements, bins ≤ pair_max_bins): elements
+/// 2i and 2i + 1 (bins a, b ≤ bins: the spill bin included) add one to the pair counter
+/// a·(bins + 1) + b of table i mod 2 — one counter update per two elements. Each table
+/// flushes as a's row sum into bin a and b's column sum into bin b (spill bin dropped).
+/// `idx`: n bins, n a multiple of 4; `pairs`: n / 2 scratch indices.
+[[gnu::always_inline]] inline void count_pairs_into_tables(const int32_t* idx, int64_t n,
+                                                           int64_t side, int32_t* pairs,
+                                                           uint32_t* tables) {
+  constexpr int64_t per_register = 2 * native_u64_count;  // elements per native register
+  const int64_t full = n / per_register * per_register;
+  const auto side64 = static_cast<uint64_t>(side);
+  for (int64_t i = 0; i < full; i += per_register) {
+    native_u64 v;
+    __builtin_memcpy(&v, idx + i, sizeof v);  // lane j: bins of elements 2j (low), 2j + 1 (high)
+    const native_u64 p = (v & 0xffffffffu) * side64 + (v >> 32);
+    for (int j = 0; j < native_u64_count; ++j) pairs[i / 2 + j] = static_cast<int32_t>(p[j]);
+  }
+  for (int64_t i = full; i < n; i += 2) pairs[i / 2] = static_cast<int32_t>(idx[i] * side + idx[i + 1]);
+  uint32_t* t0 = tables;
+  uint32_t* t1 = tables + side * side;
+  for (int64_t i = 0; i < n / 2; i += 2) {
+    uint64_t pair01;
+    __builtin_memcpy(&pair01, pairs + i, 8);
+    ++t0[static_cast<uint32_t>(pair01)];
+    ++t1[pair01 >> 32];
+  }
+}
+
+/// Adds pair tables (count_pairs_into_tables) into counts[0 .. bins).
+[[gnu::always_inline]] inline void flush_pair_tables(uint32_t* tables, int32_t bins, int64_t* counts) {
+  const int64_t side = bins + 1;
+  uint32_t* t0 = tables;
+  uint32_t* t1 = tables + side * side;
+  alignas(64) uint32_t columns[pair_max_bins + 1] = {};
+  for (int64_t a = 0; a < side; ++a) {
+    uint32_t row = 0;
+    for (int64_t b = 0; b < side; ++b) {
+      const uint32_t v = t0[a * side + b] + t1[a * side + b];
+      row += v;
+      columns[b] += v;
+    }
+    if (a < bins) counts[a] += row;
+  }
+  for (int32_t b = 0; b < bins; ++b) counts[b] += columns[b];
+}
+
 /// Counts of elements [begin, begin + count) of a D segment added into counts[0 .. bins).
-/// `scratch`: sub_histograms × (bins + 2) counters.
+/// `scratch`: scratch_words(bins) counters (any contents): the pair tables
+/// (count_pairs_into_tables; chunks of ≥ pair_count_elements elements when bins ≤
+/// pair_max_bins), else sub_histograms × (bins + 2) sub-histogram counters.
 template <dtype D, bin_mode Mode>
 [[gnu::always_inline]] inline void chunk_histogram_t(const unsigned char* bytes, int64_t begin,
                                                      int64_t count, const histogram_params& p,
@@ -221,6 +269,17 @@ template <dtype D, bin_mode Mode>
     for (int64_t i = 0; i < stride; ++i) scratch[i] = 0;
     for (int64_t i = 0; i < padded; ++i) ++scratch[idx[i]];
     for (int32_t bin = 0; bin < bins; ++bin) counts[bin] += scratch[bin];
+    return;
+  }
+  if (count >= pair_count_elements && bins <= pair_max_bins) {
+    alignas(64) int32_t pairs[cpu_block_elements / 2];
+    __builtin_memset(scratch, 0, static_cast<std::size_t>(2 * (bins + 1) * (bins + 1)) * sizeof(uint32_t));
+    for (int64_t b = 0; b < count; b += cpu_block_elements) {
+      const int64_t n = count - b < cpu_block_elements ? count - b : cpu_block_elements;
+      const int64_t padded = bin_block<D, Mode>(c, p, bytes + (begin + b) * element_size_v<D>, n, idx);
+      count_pairs_into_tables(idx, padded, bins + 1, pairs, scratch);  // padded: a multiple of 8
+    }
+    flush_pair_tables(scratch, bins, counts);
     return;
   }
   for (int64_t i = 0; i < sub_histograms * stride; ++i) scratch[i] = 0;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // CPU twin of the log-scale histogram. Per 64 Ki-element chunk, the lane body
 // (log_histogram_lanes_cpu.hpp, compiled per ISA) turns each 1 Ki block into ranks with the
-// table lookup of log_histogram_op.hpp (index from the bits, first rank, one comparison with
-// the exact bound), counts them into four interleaved 32-bit sub-histograms, then adds the
+// table lookups of log_histogram_op.hpp (index from the bits, first rank, one comparison with
+// the exact bound; float32, float16 and bfloat16 by the 13-bit table of
+// log_histogram_top_bits32.hpp, the same entries re-indexed), counts them into four interleaved 32-bit sub-histograms, then adds the
 // non-zero counters to the segment's row — mapped from rank to cell — with relaxed atomic adds
 // (chunks of one segment may run on different threads; integers: exact in any order).
 #include "kernels/log_histogram/log_histogram_cpu.hpp"
@@ -17,6 +18,7 @@
 #include "kernels/common/cpu_parallel.hpp"
 #include "kernels/common/cpu_validate.hpp"
 #include "kernels/log_histogram/log_histogram_op.hpp"
+#include "kernels/log_histogram/log_histogram_top_bits32.hpp"
 
 namespace trialstat::kernels {
 namespace {
@@ -24,6 +26,7 @@ namespace {
 constexpr log_histogram_tables host_tables = make_log_histogram_tables();
 constexpr log_histogram_lookup host_lookup{host_tables.rank32, host_tables.first_rank,
                                            host_tables.next_lower};
+constexpr log_histogram_top_table32 host_top32 = make_log_histogram_top_table32(host_tables);
 constexpr int log_histogram_sub_histograms = 4;
 
 }  // namespace
@@ -39,14 +42,14 @@ namespace {
 /// of every counter (a 1 KiB tensor touches a few dozen of the 1553).
 constexpr int64_t sparse_flush_elements = 512;
 
-/// Per-thread counters, zero between uses.
+/// Per-thread counters (the CPU ranks: the shared ones and the −Inf alias), zero between uses.
 struct rank_scratch {
-  alignas(64) uint32_t counters[log_histogram_sub_histograms * log_histogram_num_ranks] = {};
+  alignas(64) uint32_t counters[log_histogram_sub_histograms * log_histogram_num_cpu_ranks] = {};
 };
 
 void add_to_row(int64_t* row, int rank, uint32_t count) {
   if (count == 0) return;
-  std::atomic_ref<int64_t>(row[log_cell_of_rank(rank)])
+  std::atomic_ref<int64_t>(row[log_cell_of_cpu_rank(rank)])
       .fetch_add(static_cast<int64_t>(count), std::memory_order_relaxed);
 }
 
@@ -55,12 +58,13 @@ void count_chunk(const unsigned char* bytes, dtype type, int64_t begin, int64_t 
   static thread_local rank_scratch scratch;
   uint32_t* c = scratch.counters;
   const auto count_ranks_isa = TRIALSTAT_CPU_SELECT(count_ranks);
-  const int64_t padding = count_ranks_isa(host_lookup, bytes, type, begin, count, c);
+  const int64_t padding = count_ranks_isa(host_lookup, host_top32, bytes, type, begin, count, c);
   c[log_rank_nan] -= static_cast<uint32_t>(padding);  // the NaN padding of the last block
-  constexpr int stride = log_histogram_num_ranks;
+  constexpr int stride = log_histogram_num_cpu_ranks;
   if (count <= sparse_flush_elements) {
-    // Walk the elements again (cheap next to 4 × 1553 counters): flush and re-zero the ranks
-    // they hit. The padding ranks are NaN, already taken off.
+    // Walk the elements again (cheap next to 4 × 1554 counters): flush and re-zero the ranks
+    // they hit (the scalar ranks: −Inf by its alias is flushed last). The padding ranks are
+    // NaN, already taken off.
     const auto flush = [&](int rank) {
       uint32_t total = 0;  // mod 2^32: the padding was taken off sub-histogram 0 only
       for (int k = 0; k < log_histogram_sub_histograms; ++k) {
@@ -76,6 +80,7 @@ void count_chunk(const unsigned char* bytes, dtype type, int64_t begin, int64_t 
       }
     });
     flush(log_rank_nan);
+    flush(log_rank_neg_inf_alias);
     return;
   }
   for (int r = 0; r < stride; ++r) {
@@ -94,6 +99,10 @@ void segment_log_histogram_cpu(const std::byte* base, const stats::segment& seg,
   for (int64_t begin = 0; begin < seg.num_elements; begin += cpu_chunk_elements) {
     count_chunk(bytes, seg.type, begin, std::min(cpu_chunk_elements, seg.num_elements - begin), cells);
   }
+}
+
+void log_histogram_ranks32_cpu(const uint32_t* bits, int64_t n, int32_t* ranks) noexcept {
+  TRIALSTAT_CPU_SELECT(ranks_of_f32)(host_top32, bits, n, ranks);
 }
 
 status compute_log_histograms_cpu(const std::byte* base, std::span<const stats::segment> segments,

@@ -3,10 +3,12 @@
 /// @brief Body of the log-scale histogram's CPU twin, compiled once per ISA by
 /// kernels/common/cpu_regions.hpp from log_histogram_cpu.cpp (no include guard, no includes).
 ///
-/// The rank of a value is log_histogram_rank32 / log_histogram_rank64 (log_histogram_op.hpp)
-/// spelled over lanes. float32 goes 16 lanes at a time from its own bits: the index (shifts, a
-/// clamp, adds), one gather of rank32 (AVX-512 / AVX2; element loads on the baseline), one
-/// integer comparison of the order key with the threshold, ±Inf and NaN selected last.
+/// The rank of a value is log_histogram_top_rank32 (log_histogram_top_bits32.hpp) /
+/// log_histogram_rank64 (log_histogram_op.hpp) spelled over lanes. float32 goes 16 lanes at a
+/// time from its own bits: the index (one shift of the 13 top bits), one gather of the 8192-entry
+/// table (AVX-512 / AVX2; element loads on the baseline), one integer comparison of the order
+/// key with the threshold — ±0, ±Inf and NaN included, with no select (−Inf counts at
+/// log_rank_neg_inf_alias).
 /// bfloat16 and float16 are widened to float32 first (a shift; F16C's vcvtph2ps on
 /// AVX2/AVX-512). float64 goes 8 lanes at a time (first_rank by element, a gather of the
 /// float64 bound, one comparison); integers and bool are converted to float64 element by
@@ -15,18 +17,18 @@
 ///
 /// Why one gather: on AMD Zen 4 (this project's benchmark machine) a 16-lane gather costs about
 /// as much as the rest of the lane work; the first version, with a second gather of the
-/// float32 bound indexed by the first, spent ≈ 55% of its cycles waiting on the two.
+/// float32 bound indexed by the first, spent ≈ 55% of its cycles waiting on the two. With one
+/// gather the lane arithmetic is the cost: the 3488-entry index (clamp, sign offset) and the
+/// selects of −0.0, ±Inf and NaN were ≈ 20 of the ≈ 28 vector instructions per 16 lanes; the
+/// 13-bit index leaves ≈ 9. An arithmetic guess of the rank (exponent + degree-5 polynomial for
+/// log2 of the mantissa, final outside a 2^-11 margin of an edge) measured slower than the
+/// gather it replaced (≈ 45 instructions per 16 lanes; bench/RESULTS.md, twelfth session).
 
 // NOLINTBEGIN (included inside a namespace by cpu_regions.hpp)
 
-using native_u32 = uint32_t __attribute__((vector_size(TRIALSTAT_CPU_NATIVE_BYTES)));
-using native_u64 = uint64_t __attribute__((vector_size(TRIALSTAT_CPU_NATIVE_BYTES)));
-inline constexpr int native_u32_count = TRIALSTAT_CPU_NATIVE_BYTES / 4;
-inline constexpr int native_u64_count = TRIALSTAT_CPU_NATIVE_BYTES / 8;
-
-/// rank32[idx] for every lane.
-[[gnu::always_inline]] inline native_i32_full gather_rank32(const uint32_t* table,
-                                                            const native_i32_full& idx) {
+/// table[idx] for every lane.
+[[gnu::always_inline]] inline native_i32_full gather_u32(const uint32_t* table,
+                                                         const native_i32_full& idx) {
 #if TRIALSTAT_CPU_NATIVE_BYTES == 64
   return (native_i32_full)_mm512_mask_i32gather_epi32(
       _mm512_setzero_si512(), static_cast<__mmask16>(0xFFFF), (__m512i)idx, table, 4);
@@ -40,32 +42,21 @@ inline constexpr int native_u64_count = TRIALSTAT_CPU_NATIVE_BYTES / 8;
 #endif
 }
 
-/// Ranks of one native register of float32 bits (log_histogram_rank32 per lane: one gather).
-[[gnu::always_inline]] inline native_i32_full ranks_of_f32_bits(const log_histogram_lookup& t,
+/// Ranks of one native register of float32 bits (log_histogram_top_rank32 per lane: a shift,
+/// one gather, one key comparison; −Inf at log_rank_neg_inf_alias).
+[[gnu::always_inline]] inline native_i32_full ranks_of_f32_bits(const log_histogram_top_table32& t,
                                                                 native_u32 bits) {
-  const native_i32_full raw = (native_i32_full)bits;
-  bits = raw == (native_i32_full{} + INT32_MIN) ? native_u32{} : bits;  // −0.0 → +0.0
-  const native_i32_full exponent = (native_i32_full)((bits >> 23) & 0xffu);
-  native_i32_full slot = exponent - log_index_first_exponent32;
-  slot = slot < 0 ? 0 : slot;
-  slot = slot > log_index_slots - 1 ? log_index_slots - 1 : slot;
-  const native_i32_full sign = (native_i32_full)bits >> 31;  // 0 or −1
-  const native_i32_full idx = (sign & log_index_per_sign) + (slot << log_index_mantissa_bits) +
-                              (native_i32_full)((bits >> log_low_bits32) & 15u);
-  const native_i32_full entry = gather_rank32(t.rank32, idx);
-  const native_i32_full key = ((native_i32_full)bits ^ sign) & static_cast<int32_t>(log_low_mask32);
+  const native_i32_full idx = (native_i32_full)(bits >> log_low_bits32);
+  const native_i32_full entry = gather_u32(t.entry, idx);
+  const native_i32_full flip = (native_i32_full)bits >> 31;  // 0 or −1
+  const native_i32_full key = ((native_i32_full)bits ^ flip) & static_cast<int32_t>(log_low_mask32);
   // Both below 2^20: a signed comparison is the unsigned one; a true comparison is −1.
-  native_i32_full rank = (entry & static_cast<int32_t>(log_rank32_mask)) -
-                         (key >= (native_i32_full)((native_u32)entry >> log_rank32_bits));
-  rank = raw == 0x7f800000 ? native_i32_full{} + log_rank_pos_inf : rank;
-  rank = raw == static_cast<int32_t>(0xff800000u) ? native_i32_full{} + log_rank_neg_inf : rank;
-  native_f32_full x;
-  __builtin_memcpy(&x, &bits, sizeof x);
-  return x != x ? native_i32_full{} + log_rank_nan : rank;
+  return (entry & static_cast<int32_t>(log_rank32_mask)) -
+         (key >= (native_i32_full)((native_u32)entry >> log_rank32_bits));
 }
 
 /// Ranks of n float32 values (a multiple of 16; any alignment) at `p` into `ranks`.
-[[gnu::always_inline]] inline void ranks_of_f32_block(const log_histogram_lookup& t,
+[[gnu::always_inline]] inline void ranks_of_f32_block(const log_histogram_top_table32& t,
                                                       const unsigned char* p, int64_t n,
                                                       int32_t* ranks) {
   for (int64_t i = 0; i < n; i += native_u32_count) {
@@ -73,6 +64,21 @@ inline constexpr int native_u64_count = TRIALSTAT_CPU_NATIVE_BYTES / 8;
     __builtin_memcpy(&b, p + i * 4, sizeof b);
     const native_i32_full r = ranks_of_f32_bits(t, b);
     __builtin_memcpy(ranks + i, &r, sizeof r);
+  }
+}
+
+/// Test entry: ranks of n float32 bit patterns (any n) by the lane path above.
+void ranks_of_f32(const log_histogram_top_table32& t, const uint32_t* bits, int64_t n,
+                  int32_t* ranks) {
+  constexpr int64_t pad = 16;
+  const int64_t full = n & ~(pad - 1);
+  ranks_of_f32_block(t, reinterpret_cast<const unsigned char*>(bits), full, ranks);
+  if (full < n) {
+    alignas(64) uint32_t tail[pad] = {};
+    alignas(64) int32_t tail_ranks[pad];
+    __builtin_memcpy(tail, bits + full, static_cast<std::size_t>(n - full) * 4);
+    ranks_of_f32_block(t, reinterpret_cast<const unsigned char*>(tail), pad, tail_ranks);
+    __builtin_memcpy(ranks + full, tail_ranks, static_cast<std::size_t>(n - full) * 4);
   }
 }
 
@@ -138,6 +144,7 @@ inline constexpr int native_u64_count = TRIALSTAT_CPU_NATIVE_BYTES / 8;
 /// padded with NaN ranks up to the returned multiple of 16).
 template <dtype D>
 [[gnu::always_inline]] inline int64_t rank_block(const log_histogram_lookup& t,
+                                                 const log_histogram_top_table32& top,
                                                  const unsigned char* p, int64_t n,
                                                  int32_t* ranks) {
   constexpr int64_t pad = 16;
@@ -145,12 +152,12 @@ template <dtype D>
   if constexpr (D == dtype::float32) {
     // Straight from the tensor's bytes; only the tail goes through a padded copy.
     const int64_t full = n & ~(pad - 1);
-    ranks_of_f32_block(t, p, full, ranks);
+    ranks_of_f32_block(top, p, full, ranks);
     if (full < n) {
       alignas(64) uint32_t tail[pad];
       for (int64_t i = 0; i < pad; ++i) tail[i] = 0x7fc00000u;  // NaN
       __builtin_memcpy(tail, p + full * 4, static_cast<std::size_t>(n - full) * 4);
-      ranks_of_f32_block(t, reinterpret_cast<const unsigned char*>(tail), pad, ranks + full);
+      ranks_of_f32_block(top, reinterpret_cast<const unsigned char*>(tail), pad, ranks + full);
     }
   } else if constexpr (log_histogram_uses_float32<D>) {
     alignas(64) uint32_t bits[cpu_block_elements];
@@ -169,7 +176,7 @@ template <dtype D>
       }
     }
     for (int64_t i = n; i < padded; ++i) bits[i] = 0x7fc00000u;  // NaN
-    ranks_of_f32_block(t, reinterpret_cast<const unsigned char*>(bits), padded, ranks);
+    ranks_of_f32_block(top, reinterpret_cast<const unsigned char*>(bits), padded, ranks);
   } else {
     alignas(64) double values[cpu_block_elements];
     if constexpr (D == dtype::float64) {
@@ -184,18 +191,23 @@ template <dtype D>
 }
 
 /// Counts by rank of elements [begin, begin + count) of a D segment into `scratch`
-/// (log_histogram_sub_histograms × log_histogram_num_ranks counters, zero on entry; the NaN
+/// (log_histogram_sub_histograms × log_histogram_num_cpu_ranks counters, zero on entry; the NaN
 /// padding is counted too and is taken off by the caller: returns the padding count).
 template <dtype D>
 [[gnu::always_inline]] inline int64_t count_ranks_t(const log_histogram_lookup& t,
+                                                    const log_histogram_top_table32& top,
                                                     const unsigned char* bytes, int64_t begin,
                                                     int64_t count, uint32_t* scratch) {
   alignas(64) int32_t ranks[cpu_block_elements];
   int64_t padding = 0;
-  constexpr int64_t stride = log_histogram_num_ranks;
-  for (int64_t b = 0; b < count; b += cpu_block_elements) {
-    const int64_t n = count - b < cpu_block_elements ? count - b : cpu_block_elements;
-    const int64_t padded = rank_block<D>(t, bytes + (begin + b) * element_size_v<D>, n, ranks);
+  constexpr int64_t stride = log_histogram_num_cpu_ranks;
+  // float32 ranks straight from the tensor 64 at a time, each block counted at once: the
+  // gathers of one block overlap the counter updates of the previous one (a 1 Ki block keeps
+  // them apart: 0.73 → 0.69 ns/elem on 256 KiB tensors; 16 or 32 at a time are slower).
+  constexpr int64_t block = D == dtype::float32 ? 64 : cpu_block_elements;
+  for (int64_t b = 0; b < count; b += block) {
+    const int64_t n = count - b < block ? count - b : block;
+    const int64_t padded = rank_block<D>(t, top, bytes + (begin + b) * element_size_v<D>, n, ranks);
     padding += padded - n;
     // padded is a multiple of 16: element i counts into sub-histogram i mod 4 (runs of one
     // rank — zeros, a saturated layer — do not serialise on one counter).
@@ -206,11 +218,12 @@ template <dtype D>
 }
 
 /// Entry: counts by rank of one chunk of a segment of any real dtype (see count_ranks_t).
-int64_t count_ranks(const log_histogram_lookup& t, const unsigned char* bytes, dtype type,
-                    int64_t begin, int64_t count, uint32_t* scratch) {
+int64_t count_ranks(const log_histogram_lookup& t, const log_histogram_top_table32& top,
+                    const unsigned char* bytes, dtype type, int64_t begin, int64_t count,
+                    uint32_t* scratch) {
   int64_t padding = 0;
   visit_real_dtype(type, [&](auto tag) {
-    padding = count_ranks_t<decltype(tag)::value>(t, bytes, begin, count, scratch);
+    padding = count_ranks_t<decltype(tag)::value>(t, top, bytes, begin, count, scratch);
   });
   return padding;
 }

@@ -259,7 +259,7 @@ struct log_histogram_lookup {
 };
 
 /// @brief Slot of a biased exponent `biased` whose slot-0 exponent is `first`.
-TRIALSTAT_HD_INLINE int log_index_slot(int biased, int first) {
+TRIALSTAT_HD_INLINE constexpr int log_index_slot(int biased, int first) {
   const int s = biased - first;
   return s < 0 ? 0 : (s > log_index_slots - 1 ? log_index_slots - 1 : s);
 }
@@ -273,7 +273,7 @@ TRIALSTAT_HD_INLINE int log_index_of_bits64(uint64_t bits) {
 }
 
 /// @brief The index of a float32 by its bits (the same interval as its float64 value's).
-TRIALSTAT_HD_INLINE int log_index_of_bits32(uint32_t bits) {
+TRIALSTAT_HD_INLINE constexpr int log_index_of_bits32(uint32_t bits) {
   const int sign = static_cast<int>(bits >> 31);
   const int slot = log_index_slot(static_cast<int>((bits >> 23) & 0xff), log_index_first_exponent32);
   const int lead = static_cast<int>((bits >> (23 - log_index_mantissa_bits)) & 15);
@@ -296,7 +296,7 @@ TRIALSTAT_HD_INLINE uint32_t log_canonical_bits32(uint32_t bits) {
 
 /// @brief The order key of float32 bits inside one interval: the 19 low bits, flipped for
 /// negative values (larger magnitude = smaller value).
-TRIALSTAT_HD_INLINE uint32_t log_key32(uint32_t bits) {
+TRIALSTAT_HD_INLINE constexpr uint32_t log_key32(uint32_t bits) {
   const uint32_t flip = static_cast<uint32_t>(static_cast<int32_t>(bits) >> 31);
   return (bits ^ flip) & log_low_mask32;
 }

@@ -173,6 +173,32 @@ TEST(CpuLanes, HistogramMatchesOpOnRandomTensors) {
   }
 }
 
+TEST(CpuLanes, HistogramPairCountingOnEveryIsa) {
+  // Chunks of ≥ 16384 elements with ≤ 64 bins count pairs of elements (histogram_lanes_cpu.hpp,
+  // count_pairs_into_tables): lengths around that threshold, odd lengths (a padded last pair),
+  // two chunks, bins on both sides of 64, with NaN/±Inf (the spill bin, dropped at the flush)
+  // and runs of one value.
+  std::mt19937_64 rng(23);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (const int64_t n : {int64_t{16383}, int64_t{16384}, int64_t{16385}, int64_t{65537}, int64_t{150001}}) {
+    std::vector<double> v(static_cast<std::size_t>(n));
+    for (auto& x : v) x = 3.0 + 0.5 * normal(rng);
+    for (int k = 0; k < 50; ++k) {
+      v[rng() % v.size()] = std::numeric_limits<double>::quiet_NaN();
+      v[rng() % v.size()] = std::numeric_limits<double>::infinity();
+      v[rng() % v.size()] = -std::numeric_limits<double>::infinity();
+    }
+    for (std::size_t i = 100; i < 3000; ++i) v[i] = 3.25;  // a run of one bin
+    for (const int bins : {1, 2, 63, 64, 65}) {
+      for (dtype type : {dtype::float32, dtype::float64, dtype::bfloat16, dtype::int16}) {
+        expect_histogram_matches_op(v, bins, type,
+                                    std::string(dtype_name(type)) + " n=" + std::to_string(n) +
+                                        " bins=" + std::to_string(bins) + " seed=23");
+      }
+    }
+  }
+}
+
 TEST(CpuLanes, HalfPrecisionEveryBitPatternOnEveryIsa) {
   // Every float16 / bfloat16 pattern (NaN of both signs and every payload, ±Inf, subnormals,
   // ±0) as one tensor, and the finite ones alone, from an odd byte offset: moments bit-identical

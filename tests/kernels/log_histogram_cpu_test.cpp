@@ -19,6 +19,7 @@
 
 #include "kernels/log_histogram/log_histogram_cpu.hpp"
 #include "kernels/log_histogram/log_histogram_op.hpp"
+#include "kernels/log_histogram/log_histogram_top_bits32.hpp"
 #include "tests/kernels/for_each_isa.hpp"
 #include "tests/reference/reference_stats.hpp"
 #include "trialstat/detail/float_convert.hpp"
@@ -31,6 +32,15 @@ using kernels::log_histogram_num_cells;
 constexpr kernels::log_histogram_tables tables = kernels::make_log_histogram_tables();
 constexpr kernels::log_histogram_lookup lookup{tables.rank32, tables.first_rank,
                                                tables.next_lower};
+constexpr kernels::log_histogram_top_table32 top32 = kernels::make_log_histogram_top_table32(tables);
+
+/// log_histogram_rank32 as the CPU twin's float32 path spells −Inf (log_histogram_top_bits32.hpp).
+int cpu_rank32(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  const int r = kernels::log_histogram_rank32(lookup, f);
+  return r == kernels::log_rank_neg_inf ? kernels::log_rank_neg_inf_alias : r;
+}
 
 const std::vector<double>& edges() {
   static const std::vector<double> e = reference::log_histogram_edges_by_loop();
@@ -150,6 +160,68 @@ TEST(LogHistogramOp, Float32KeysAgreeWithFloat64Bounds) {
     const float f = bits_to_float(static_cast<uint32_t>(b));
     ASSERT_TRUE(same(f)) << std::hex << b;
   }
+}
+
+TEST(LogHistogramTopTable, EveryEntryIsRank32) {
+  // Every entry is first + (key ≥ threshold): one step at most along its 2^19 keys, and so is
+  // rank32 on the same interval (make_log_histogram_tables proves it) — so agreeing at both
+  // ends and on both sides of the threshold is agreeing on every key. The special entries
+  // (exponent 0 and 255: zeros, subnormals, ±Inf, NaN payloads) are checked on every key.
+  constexpr uint32_t keys = 1u << kernels::log_low_bits32;
+  for (uint32_t top = 0; top < static_cast<uint32_t>(kernels::log_top_size32); ++top) {
+    const bool negative = (top >> 12) != 0;
+    const uint32_t exponent = (top >> 4) & 0xffu;
+    const uint32_t threshold = top32.entry[top] >> kernels::log_rank32_bits;
+    ASSERT_LE(threshold, keys) << top;
+    // bits of the value with order key k (log_key32: flipped for negative values).
+    const auto bits_of_key = [&](uint32_t k) {
+      return (top << kernels::log_low_bits32) | (negative ? (keys - 1 - k) : k);
+    };
+    if (exponent == 0 || exponent == 0xffu) {
+      for (uint32_t k = 0; k < keys; ++k) {
+        ASSERT_EQ(kernels::log_histogram_top_rank32(top32, bits_of_key(k)), cpu_rank32(bits_of_key(k)))
+            << std::hex << bits_of_key(k);
+      }
+      continue;
+    }
+    for (const uint32_t k : {0u, 1u, threshold - 2, threshold - 1, threshold, threshold + 1,
+                             keys - 2, keys - 1}) {
+      if (k >= keys) continue;  // threshold 0 or 2^19: the unsigned wrap-arounds are skipped
+      ASSERT_EQ(kernels::log_histogram_top_rank32(top32, bits_of_key(k)), cpu_rank32(bits_of_key(k)))
+          << std::hex << bits_of_key(k);
+    }
+  }
+}
+
+TEST(LogHistogramCpu, Float32LanesAreTheTopTableOnEveryIsa) {
+  // The lane path (log_histogram_ranks32_cpu) against the scalar table and rank32, on a dense
+  // stride over every bit pattern, every edge ±64 ulps, and specials; lengths off the
+  // 16-lane grid.
+  std::vector<uint32_t> bits;
+  for (uint64_t b = 0; b < (uint64_t{1} << 32); b += 4099) bits.push_back(static_cast<uint32_t>(b));
+  for (double e : edges()) {
+    for (const float c : {static_cast<float>(e), -static_cast<float>(e)}) {
+      uint32_t b;
+      std::memcpy(&b, &c, 4);
+      for (int d = -64; d <= 64; ++d) bits.push_back(b + static_cast<uint32_t>(d));
+    }
+  }
+  for (uint32_t b : {0x00000000u, 0x80000000u, 0x00000001u, 0x80000001u, 0x7f800000u,
+                     0xff800000u, 0x7f800001u, 0xff800001u, 0x7fc00000u, 0xffc00000u,
+                     0x7fffffffu, 0xffffffffu, 0x7f7fffffu, 0xff7fffffu}) {
+    bits.push_back(b);
+  }
+  bits.push_back(0x3f800000u);  // 1.0: an odd length
+  test_isa::for_each_isa([&] {
+    for (const std::size_t n : {bits.size(), bits.size() - 1, std::size_t{15}, std::size_t{1}}) {
+      std::vector<int32_t> ranks(n, -1);
+      kernels::log_histogram_ranks32_cpu(bits.data() + (bits.size() - n), static_cast<int64_t>(n), ranks.data());
+      for (std::size_t i = 0; i < n; ++i) {
+        const uint32_t b = bits[bits.size() - n + i];
+        ASSERT_EQ(ranks[i], cpu_rank32(b)) << std::hex << b;
+      }
+    }
+  });
 }
 
 /// The CPU twin's cells of one segment, compared with the reference of `values` (the
@@ -279,6 +351,38 @@ TEST(LogHistogramCpu, ChunksOfOneSegmentAddUp) {
   const std::vector<double> values(f.begin(), f.end());
   test_isa::for_each_isa([&] {
     expect_twin_matches(as_bytes(f), dtype::float32, static_cast<int64_t>(f.size()), values, "chunks");
+  });
+}
+
+TEST(LogHistogramCpu, SpecialValuesInShortAndLongSegmentsOnEveryIsa) {
+  // ±0, ±Inf (−Inf is counted at its own rank on the CPU), NaNs of both signs, subnormals and
+  // the extremes, in a short segment (sparse flush) and a long one (every counter flushed).
+  std::vector<float> f;
+  for (uint32_t b : {0x00000000u, 0x80000000u, 0x00000001u, 0x80000001u, 0x7f800000u,
+                     0xff800000u, 0xff800000u, 0x7f800001u, 0xff800001u, 0x7fc00000u,
+                     0xffc00000u, 0x7fffffffu, 0xffffffffu, 0x7f7fffffu, 0xff7fffffu,
+                     0x3f800000u, 0xbf800000u, 0x2b8cbccbu, 0xab8cbccbu}) {
+    f.push_back(bits_to_float(b));
+  }
+  std::vector<float> long_f;
+  for (int i = 0; i < 300; ++i) long_f.insert(long_f.end(), f.begin(), f.end());
+  test_isa::for_each_isa([&] {
+    for (const auto* v : {&f, &long_f}) {
+      const std::vector<double> values(v->begin(), v->end());
+      expect_twin_matches(as_bytes(*v), dtype::float32, static_cast<int64_t>(v->size()), values, "specials");
+      std::vector<uint16_t> half, bf;
+      for (float x : *v) {
+        uint32_t b;
+        std::memcpy(&b, &x, 4);
+        bf.push_back(static_cast<uint16_t>(b >> 16));
+        half.push_back(detail::float_to_half_bits(x));
+      }
+      for (const auto& [t, h] : {std::pair{dtype::float16, &half}, std::pair{dtype::bfloat16, &bf}}) {
+        const auto bytes = as_bytes(*h);
+        const auto n = static_cast<int64_t>(h->size());
+        expect_twin_matches(bytes, t, n, reference::element_values(bytes.data(), t, n), std::string(dtype_name(t)));
+      }
+    }
   });
 }
 
