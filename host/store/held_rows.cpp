@@ -68,25 +68,8 @@ void held_rows::clear() {
   rows_.clear();
   arena_.clear();
   slots_.clear();
-  unpacked_.clear();
   arena_.shrink_to_fit();
   rows_.shrink_to_fit();
-  unpacked_.shrink_to_fit();
-}
-
-void held_rows::keep_unpacked(uint32_t i, std::span<const std::byte> raw) {
-  row& r = rows_[i];
-  // Room for every row's unpacked bytes at once (address space: memory is committed only as it
-  // is written), so that the bytes kept are never moved as more come.
-  if (unpacked_.capacity() == 0) unpacked_.reserve(rows_.size() * max_kept_unpacked_bytes);
-  r.unpacked_offset = unpacked_.size();
-  r.unpacked_length = static_cast<uint32_t>(raw.size());
-  unpacked_.insert(unpacked_.end(), raw.begin(), raw.end());
-}
-
-std::span<const std::byte> held_rows::unpacked(uint32_t i) const noexcept {
-  const row& r = rows_[i];
-  return {unpacked_.data() + r.unpacked_offset, r.unpacked_length};
 }
 
 std::string_view held_rows::text(uint32_t i, int field) const noexcept {

@@ -54,14 +54,6 @@ class held_rows {
   [[nodiscard]] uint64_t file_size_bytes(uint32_t i) const noexcept { return rows_[i].file_size_bytes; }
   /// The packed record (`pack_record`) of row `i`.
   [[nodiscard]] std::span<const std::byte> record(uint32_t i) const noexcept;
-  /// Records that unpack to at most this many bytes are worth keeping unpacked from planning to
-  /// their step (one unpack per row instead of two).
-  static constexpr std::size_t max_kept_unpacked_bytes = 1024;
-  /// Keep `raw` (at most `max_kept_unpacked_bytes`), the unpacked record of row `i`, so that
-  /// `unpacked(i)` gives it without unpacking again. Call after the last `add`.
-  void keep_unpacked(uint32_t i, std::span<const std::byte> raw);
-  /// The bytes `keep_unpacked` kept for row `i`; empty when none.
-  [[nodiscard]] std::span<const std::byte> unpacked(uint32_t i) const noexcept;
   /// Whether row `i` describes the record `identity` names (all but `previous` compared).
   [[nodiscard]] bool describes(uint32_t i, const row_identity& identity) const noexcept;
 
@@ -69,16 +61,13 @@ class held_rows {
   struct row {
     entry_key key;
     uint64_t file_size_bytes = 0;
-    std::size_t offset = 0;          // into arena_: event_file, ranges, file_version, previous, record
+    std::size_t offset = 0;  // into arena_: event_file, ranges, file_version, previous, record
     uint32_t lengths[5] = {};
-    std::size_t unpacked_offset = 0;  // into unpacked_
-    uint32_t unpacked_length = 0;
   };
   [[nodiscard]] std::string_view text(uint32_t i, int field) const noexcept;
 
   std::vector<row> rows_;
   std::vector<char> arena_;
-  std::vector<std::byte> unpacked_;
   /// A slot of the index: the row, and the high half of its key's hash (a probe compares the
   /// tag first and looks at the row only when it matches: an absent key, such as a small record
   /// that is never stored, costs no access to `rows_`).

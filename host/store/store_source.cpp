@@ -34,7 +34,7 @@ struct entry_key_hasher {
 /// What this run does with a held row: `served` (emitted from the store at its step);
 /// `also_read`: read anyway, for the pairwise history of a later record that must be read (the
 /// stored record is still the one emitted); `keep_previous`: comparisons to keep (the run's
-/// range starts after the older ones).
+/// range starts after the older ones; UINT32_MAX: all the record holds).
 struct serve_state {
   uint32_t keep_previous = 0;
   bool served = false;
@@ -42,31 +42,30 @@ struct serve_state {
 };
 
 /// Decode the stored record of held row `held` (of `entry` at `step`) into `record` (its buffers
-/// reused), as the step reader fills one in this catalog.
-void decode_served(const detail::held_rows& rows, uint32_t held, std::size_t keep_previous,
-                   const trial::tensor_entry& entry, const stats::step_statistics& step, std::vector<std::byte>& raw,
-                   stats::statistics_record& record) {
+/// reused), as the step reader fills one in this catalog. False when the blob (its checksum
+/// verified when it was read) does not decode as one whole record.
+[[nodiscard]] bool decode_served(const detail::held_rows& rows, uint32_t held, std::size_t keep_previous,
+                                 const trial::tensor_entry& entry, const stats::step_statistics& step,
+                                 std::vector<std::byte>& raw, stats::statistics_record& record) {
   std::size_t at = 0;
-  // Decoded once already when the run was planned: the bytes are the same (kept unpacked when
-  // small).
-  std::span<const std::byte> bytes = rows.unpacked(held);
-  if (bytes.empty()) {
-    (void)unpack_record(rows.record(held), raw);
-    bytes = raw;
+  if (!unpack_record(rows.record(held), raw).ok() || !stats::read_record(raw, at, record) || at != raw.size()) {
+    return false;
   }
-  (void)stats::read_record(bytes, at, record);
   if (record.previous.size() > keep_previous) record.previous.resize(keep_previous);
   record.tensor = entry.tensor;
   record.worker = entry.worker;
   record.step = step.step;
   record.mode = step.mode;
   record.mode_step = step.mode_step;
+  return true;
 }
 
 /// Thrown out of a step callback (and the pipeline, which joins its reader thread on the way) to
-/// finish a run without the store after `step`.
+/// finish a run without the store: the steps after `step`, or from `step` on when `including`
+/// (that step was not emitted).
 struct restart_after {
   int64_t step = 0;
+  bool including = false;
 };
 
 /// The whole run from the store: every visited step (as the pipeline visits them, records or
@@ -380,10 +379,14 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
                                      : held_previous.starts_with(expected_previous) &&
                                            held_previous.size() > expected_previous.size() &&
                                            held_previous[expected_previous.size()] == '|');
-      std::size_t at = 0;
-      const bool valid = previous_match && rows.describes(held, identity) &&
-                         unpack_record(rows.record(held), raw).ok() && stats::read_record(raw, at, record) &&
-                         at == raw.size();
+      // Under pairwise statistics the stored outcome decides what the executor's history would
+      // hold, so the record is decoded now; otherwise it is decoded once, when its step is emitted
+      // (a blob that does not decode then restarts the run from that step without the store).
+      bool valid = previous_match && rows.describes(held, identity);
+      if (valid && history != nullptr) {
+        std::size_t at = 0;
+        valid = unpack_record(rows.record(held), raw).ok() && stats::read_record(raw, at, record) && at == raw.size();
+      }
       if (!valid) {
         ++s.summary.stale;
         read_it(&identity);
@@ -392,11 +395,7 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
       if (history != nullptr && record.raw_status.ok()) {  // computed: the executor would keep it
         keep(*history, request->history_depth, info->step, detail::identity_hash(identity), key);
       }
-      serving[held] = serve_state{static_cast<uint32_t>(history != nullptr ? expected_count : record.previous.size()),
-                                  true, false};
-      // Small records stay unpacked (no second unpack when emitted); large ones (a log histogram
-      // unpacks to 12 KiB) are unpacked again at their step.
-      if (raw.size() <= detail::held_rows::max_kept_unpacked_bytes) rows.keep_unpacked(held, raw);
+      serving[held] = serve_state{history != nullptr ? static_cast<uint32_t>(expected_count) : UINT32_MAX, true, false};
     }
   }
   s.summary.used = true;
@@ -412,6 +411,14 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
   inner_options.read_entry = [&served_row, &serving](const trial::tensor_entry& entry) {
     const uint32_t held = served_row(entry_key{entry.step, entry.tensor, entry.worker});
     return held == detail::held_rows::none || serving[held].also_read;
+  };
+  // A new row for a record read, when the record describes its bytes for good.
+  const auto write_row = [&](const trial::tensor_entry& entry, const stats::statistics_request& request,
+                             const stats::statistics_record& fresh) {
+    const auto signature = signatures.find(entry.tensor);
+    if (s.write_failed || signature == signatures.end()) return;
+    (void)detail::append_row(s.pending, trial, identities, entry, request, signature->second, fresh, min_bytes,
+                             s.scratch);
   };
   // A step's records; the elements (and their buffers) are reused from step to step.
   std::vector<stats::statistics_record>& merged = s.merged;
@@ -462,16 +469,15 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
           // read): later served rows compared with it, so the rest of the run is read.
           if (!fresh.raw_status.ok() && predicted.count(key) != 0) mispredicted = true;
           if (any_served) next_out() = fresh;
-          // A new row, when the record describes its bytes for good.
-          const auto signature = signatures.find(entry.tensor);
-          if (s.write_failed || signature == signatures.end()) continue;
-          (void)detail::append_row(s.pending, trial, identities, entry, *request, signature->second, fresh,
-                                   min_bytes, s.scratch);
+          write_row(entry, *request, fresh);
           continue;
         }
       }
       stats::statistics_record& out = next_out();
-      decode_served(rows, held, serving[held].keep_previous, entry, step, s.raw, out);
+      if (!decode_served(rows, held, serving[held].keep_previous, entry, step, s.raw, out)) {
+        ++s.summary.stale;
+        throw restart_after{step.step, true};  // nothing of this step was emitted yet
+      }
       ++served_count;
       if (!from_inner) ++step_served;
       if (!out.raw_status.ok()) ++served_failed;
@@ -501,23 +507,30 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
         s.finish_writes();
       }
     } joiner{s};
-    if (to_read == 0 && s.summary.history_reads == history_reads_before && s.options.serve) {
-      // Everything is in the store: the steps are emitted from it without starting the
-      // pipeline (no reader thread, no executor: a CUDA context costs more than the rows).
-      return result<pipeline::pipeline_counters>(emit_all(visits, options.progress, emit));
-    }
     try {
+      if (to_read == 0 && s.summary.history_reads == history_reads_before && s.options.serve) {
+        // Everything is in the store: the steps are emitted from it without starting the
+        // pipeline (no reader thread, no executor: a CUDA context costs more than the rows).
+        return result<pipeline::pipeline_counters>(emit_all(visits, options.progress, emit));
+      }
       return pipeline::run_statistics_from(s.inner, trial, plan, inner_options, emit);
     } catch (const restart_after& restart) {
-      // Rare (a changed record that no longer decodes, under pairwise statistics): the steps
-      // after `restart.step` come from a plain run, with nothing from the store.
+      // Rare (a changed record that no longer decodes, under pairwise statistics; a stored blob
+      // that does not decode): the steps after `restart.step` (from it, when `including`) come
+      // from a plain run, with nothing from the store.
       ++s.summary.restarts;
       pipeline::pipeline_counters done;
       done.steps = emitted_steps;
       done.records = emitted_records;
       done.failed_records = emitted_failed;
       auto rest = pipeline::run_statistics_from(s.inner, trial, plan, options, [&](const stats::step_statistics& step) {
-        if (step.step <= restart.step) return;
+        if (step.step < restart.step || (step.step == restart.step && !restart.including)) return;
+        for (const stats::statistics_record& fresh : step.records) {  // their rows replaced
+          const trial::tensor_entry* entry = trial.find_entry(fresh.tensor, step.step, fresh.worker);
+          const stats::statistics_request* request = plan.find(fresh.tensor);
+          if (entry != nullptr && request != nullptr) write_row(*entry, *request, fresh);
+        }
+        if (++steps_done % std::max<int64_t>(1, s.options.commit_every_steps) == 0) s.flush();
         done.steps += 1;
         done.records += static_cast<int64_t>(step.records.size());
         for (const auto& r : step.records) done.failed_records += r.raw_status.ok() ? 0 : 1;
