@@ -17,26 +17,6 @@ uint64_t entry_key_hash(const entry_key& key) noexcept {
   return h;
 }
 
-void held_rows::add(const entry_key& key, const row_view& v) {
-  row r;
-  r.key = key;
-  r.file_size_bytes = v.file_size_bytes;
-  r.offset = arena_.size();
-  const std::string_view texts[4] = {v.event_file, v.ranges, v.file_version, v.previous};
-  std::size_t total = v.record.size();
-  for (int f = 0; f < 4; ++f) total += texts[f].size();
-  arena_.resize(arena_.size() + total);
-  char* out = arena_.data() + r.offset;
-  for (int f = 0; f < 4; ++f) {
-    r.lengths[f] = static_cast<uint32_t>(texts[f].size());
-    if (!texts[f].empty()) std::memcpy(out, texts[f].data(), texts[f].size());
-    out += texts[f].size();
-  }
-  r.lengths[4] = static_cast<uint32_t>(v.record.size());
-  if (!v.record.empty()) std::memcpy(out, v.record.data(), v.record.size());
-  rows_.push_back(r);
-}
-
 void held_rows::build_index() {
   const std::size_t capacity = std::bit_ceil(std::max<std::size_t>(16, rows_.size() * 2));
   slots_.assign(capacity, slot{});
@@ -66,24 +46,8 @@ uint32_t held_rows::find(const entry_key& key) const noexcept {
 
 void held_rows::clear() {
   rows_.clear();
-  arena_.clear();
   slots_.clear();
-  arena_.shrink_to_fit();
   rows_.shrink_to_fit();
-}
-
-std::string_view held_rows::text(uint32_t i, int field) const noexcept {
-  const row& r = rows_[i];
-  std::size_t at = r.offset;
-  for (int f = 0; f < field; ++f) at += r.lengths[f];
-  return {arena_.data() + at, r.lengths[field]};
-}
-
-std::span<const std::byte> held_rows::record(uint32_t i) const noexcept {
-  const row& r = rows_[i];
-  std::size_t at = r.offset;
-  for (int f = 0; f < 4; ++f) at += r.lengths[f];
-  return {reinterpret_cast<const std::byte*>(arena_.data() + at), r.lengths[4]};
 }
 
 bool held_rows::describes(uint32_t i, const row_identity& identity) const noexcept {

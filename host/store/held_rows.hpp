@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The stored rows one run may serve: their bytes (identity texts and packed record) copied once
-// into one arena as SQLite hands them over, and an open-addressing index by (global step,
-// tensor, worker). No allocation per row; views stay valid until the next `add` or `clear`.
-// Internal to host/store.
+// The stored rows one run may serve, as views into the arenas they were read into
+// (row_arena.hpp), and an open-addressing index by (global step, tensor, worker). No copy and no
+// allocation per row. Internal to host/store.
 #pragma once
 
 #include <cstddef>
@@ -33,12 +32,10 @@ class held_rows {
   /// No row.
   static constexpr uint32_t none = UINT32_MAX;
 
-  /// Make room for about `bytes` of row data without moving it as rows arrive (a bound such as
-  /// the database file's size: memory is committed only as it is written).
-  void reserve(std::size_t bytes) { arena_.reserve(bytes); }
-  /// Copy the row `v` (for the catalog entry `key`). A second row of the same key replaces the
-  /// first in the index. Call `build_index` after the last `add`.
-  void add(const entry_key& key, const row_view& v);
+  /// Hold the row `v` (for the catalog entry `key`): its views must stay valid while this
+  /// object holds it (until `clear`). A second row of the same key replaces the first in the
+  /// index. Call `build_index` after the last `add`.
+  void add(const entry_key& key, const row_view& v) { rows_.push_back(row{key, v}); }
   /// Make `find` answer (after the rows are added).
   void build_index();
   /// The index of the row of `key`, or `none`.
@@ -46,28 +43,24 @@ class held_rows {
   [[nodiscard]] std::size_t size() const noexcept { return rows_.size(); }
   void clear();
 
-  /// The identity fields of row `i` (views into the arena).
-  [[nodiscard]] std::string_view event_file(uint32_t i) const noexcept { return text(i, 0); }
-  [[nodiscard]] std::string_view ranges(uint32_t i) const noexcept { return text(i, 1); }
-  [[nodiscard]] std::string_view file_version(uint32_t i) const noexcept { return text(i, 2); }
-  [[nodiscard]] std::string_view previous(uint32_t i) const noexcept { return text(i, 3); }
-  [[nodiscard]] uint64_t file_size_bytes(uint32_t i) const noexcept { return rows_[i].file_size_bytes; }
+  /// The identity fields of row `i`.
+  [[nodiscard]] std::string_view event_file(uint32_t i) const noexcept { return rows_[i].view.event_file; }
+  [[nodiscard]] std::string_view ranges(uint32_t i) const noexcept { return rows_[i].view.ranges; }
+  [[nodiscard]] std::string_view file_version(uint32_t i) const noexcept { return rows_[i].view.file_version; }
+  [[nodiscard]] std::string_view previous(uint32_t i) const noexcept { return rows_[i].view.previous; }
+  [[nodiscard]] uint64_t file_size_bytes(uint32_t i) const noexcept { return rows_[i].view.file_size_bytes; }
   /// The packed record (`pack_record`) of row `i`.
-  [[nodiscard]] std::span<const std::byte> record(uint32_t i) const noexcept;
+  [[nodiscard]] std::span<const std::byte> record(uint32_t i) const noexcept { return rows_[i].view.record; }
   /// Whether row `i` describes the record `identity` names (all but `previous` compared).
   [[nodiscard]] bool describes(uint32_t i, const row_identity& identity) const noexcept;
 
  private:
   struct row {
     entry_key key;
-    uint64_t file_size_bytes = 0;
-    std::size_t offset = 0;  // into arena_: event_file, ranges, file_version, previous, record
-    uint32_t lengths[5] = {};
+    row_view view;
   };
-  [[nodiscard]] std::string_view text(uint32_t i, int field) const noexcept;
 
   std::vector<row> rows_;
-  std::vector<char> arena_;
   /// A slot of the index: the row, and the high half of its key's hash (a probe compares the
   /// tag first and looks at the row only when it matches: an absent key, such as a small record
   /// that is never stored, costs no access to `rows_`).

@@ -299,6 +299,7 @@ result<statistics_store> statistics_store::open_existing(const fs::path& path) {
   auto connected = connect(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
   if (!connected) return connected.error_status();
   auto s = std::move(*connected);
+  (void)s->exec("PRAGMA mmap_size = 268435456", "mapping the file");  // as `open`: no pread per page
   auto version = s->version();
   if (!version) return version.error_status();
   if (*version != schema_version) {
@@ -307,6 +308,29 @@ result<statistics_store> statistics_store::open_existing(const fs::path& path) {
                               *version, schema_version));
   }
   return statistics_store(std::move(s));
+}
+
+result<std::optional<std::pair<int64_t, int64_t>>> statistics_store::step_bounds(int64_t step_begin,
+                                                                                  int64_t step_end) {
+  state& s = *state_;
+  // Two seeks into the primary key (min and max in one query would scan the range).
+  std::optional<int64_t> bound[2];
+  const char* const sql[2] = {"SELECT step FROM records WHERE step BETWEEN ?1 AND ?2 ORDER BY step LIMIT 1",
+                              "SELECT step FROM records WHERE step BETWEEN ?1 AND ?2 ORDER BY step DESC LIMIT 1"};
+  for (int i = 0; i < 2; ++i) {
+    statement q(s.db, sql[i]);
+    if (!q.ok()) return sqlite_status(s.db, q.rc(), s.path, "reading the step range");
+    sqlite3_bind_int64(q.get(), 1, step_begin);
+    sqlite3_bind_int64(q.get(), 2, step_end);
+    const int rc = sqlite3_step(q.get());
+    if (rc == SQLITE_ROW) {
+      bound[i] = sqlite3_column_int64(q.get(), 0);
+    } else if (rc != SQLITE_DONE) {
+      return sqlite_status(s.db, rc, s.path, "reading the step range");
+    }
+  }
+  if (!bound[0] || !bound[1]) return std::optional<std::pair<int64_t, int64_t>>();
+  return std::optional<std::pair<int64_t, int64_t>>(std::pair{*bound[0], *bound[1]});
 }
 
 status statistics_store::read_row_views(int64_t step_begin, int64_t step_end,

@@ -9,7 +9,9 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
+#include <limits>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -18,6 +20,7 @@
 
 #include "host/store/held_rows.hpp"
 #include "host/store/record_identity.hpp"
+#include "host/store/row_reader.hpp"
 #include "host/store/row_builder.hpp"
 #include "trialstat/stats/record_codec.hpp"
 #include "trialstat/store/statistics_store.hpp"
@@ -96,7 +99,9 @@ struct store_source::state {
   row_batch pending;
   detail::row_scratch scratch;  // a new row's buffers (reused)
   std::vector<std::byte> raw;  // a served record's unpacked bytes (emit)
-  detail::held_rows held;      // the rows of the run at hand
+  detail::read_rows_outcome read;  // the rows of the run at hand, as read
+  detail::held_rows held;          // of them, those the run may serve (views into `read`)
+  std::unique_ptr<detail::row_prefetch> prefetch;  // rows being read ahead for the next run
   std::vector<stats::statistics_record> merged;  // a step's records (reused)
   /// Rows are written on a thread of their own while the run computes the next steps (SQLite's
   /// inserts would otherwise delay every 64th step); `finish_writes` waits for it. The
@@ -200,6 +205,25 @@ store_source::store_source(store_source_options options, pipeline::statistics_so
 }
 store_source::~store_source() = default;
 
+void store_source::prefetch(std::string_view trial_location, std::optional<int64_t> step_begin,
+                            std::optional<int64_t> step_end) {
+  state& s = *state_;
+  if (!s.options.serve || s.unusable || s.db || s.prefetch) return;
+  const int64_t first = step_begin.value_or(std::numeric_limits<int64_t>::min());
+  const int64_t last = step_end ? *step_end - 1 : std::numeric_limits<int64_t>::max();
+  if (first > last) return;
+  // Only an existing store: a cold run has no rows to read, and a trial that then fails to open
+  // must not leave a new store behind.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(s.options.path, ec)) return;
+  try {
+    s.prefetch = std::make_unique<detail::row_prefetch>(s.options.path, canonical_location(trial_location),
+                                                        s.options.max_store_bytes, first, last);
+  } catch (const std::system_error&) {
+    // No thread to spare: the run opens the store and reads its rows itself.
+  }
+}
+
 pipeline::statistics_source store_source::source() {
   return [this](const trial::catalog& trial, const plan::read_plan& plan, const pipeline::pipeline_options& options,
                 const pipeline::step_callback& on_step) { return run(trial, plan, options, on_step); };
@@ -232,6 +256,26 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
   }
   if (signatures.empty()) return plain();
 
+  const int64_t first_step = visits.front()->step;
+  const int64_t last_step = visits.back()->step;
+  // The connection and rows read ahead for this trial's steps (`prefetch`), when there are.
+  detail::read_rows_outcome& read = s.read;
+  read = {};
+  bool rows_read = false;
+  if (std::unique_ptr<detail::row_prefetch> prefetched = std::move(s.prefetch)) {
+    detail::row_prefetch::outcome& ahead = prefetched->wait();
+    if (ahead.db && ahead.location == canonical_location(trial.location()) && ahead.first <= first_step &&
+        last_step <= ahead.last && !s.db) {
+      if (!*ahead.db) {
+        s.give_up(status(ahead.db->error_status().code(),
+                         ahead.db->error_status().message() + " (the trial is read instead)"));
+        return plain();
+      }
+      s.db.emplace(std::move(**ahead.db));
+      read = std::move(ahead.rows);
+      rows_read = true;
+    }
+  }
   if (!s.db) {
     auto opened = statistics_store::open(s.options.path, canonical_location(trial.location()),
                                          s.options.max_store_bytes);
@@ -251,8 +295,19 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
       return plain();
     }
   }
+  if (s.options.serve && !rows_read) read = detail::read_store_rows(*s.db, s.options.path, first_step, last_step);
+  if (!read.error.ok()) {
+    s.give_up(status(read.error.code(), read.error.message() + " (the trial is read instead)"));
+    return plain();
+  }
+  if (read.damaged > 0) {
+    s.warn(status(error_code::data_loss,
+                  fmt::format("statistics store {}: {} damaged row(s) ignored (their records are read again)",
+                              s.options.path.string(), read.damaged)));
+  }
 
-  // The rows of the visited steps that hold this run's request of their tensor.
+  // The rows of the visited steps that hold this run's request of their tensor (views into the
+  // arenas they were read into).
   const auto names = trial.tensor_names();
   const auto workers = trial.workers();
   std::unordered_map<std::string_view, trial::tensor_id> tensor_ids;
@@ -260,34 +315,19 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
   for (const auto& [tensor, signature] : signatures) tensor_ids.emplace(names[tensor], tensor);
   std::unordered_map<std::string_view, trial::worker_id> worker_ids;
   for (trial::worker_id w = 0; w < workers.size(); ++w) worker_ids.emplace(workers[w], w);
-  // Each matching row's bytes copied once into one arena (no allocation per row).
   detail::held_rows& rows = s.held;
   rows.clear();
-  {  // The rows copied are at most the database file: room for them once, no moves as they come.
-    std::error_code ec;
-    const auto file_bytes = std::filesystem::file_size(s.options.path, ec);
-    if (!ec) rows.reserve(static_cast<std::size_t>(std::min<uintmax_t>(file_bytes, uintmax_t{1} << 30)));
+  for (const detail::row_arena& arena : read.arenas) {
+    for (std::size_t i = 0; i < arena.size(); ++i) {
+      const row_view v = arena.view(i);
+      if (v.step < first_step || v.step > last_step) continue;  // read ahead for a wider range
+      const auto tensor = tensor_ids.find(v.tensor);
+      if (tensor == tensor_ids.end() || signatures.find(tensor->second)->second != v.request) continue;
+      const auto worker = worker_ids.find(v.worker);
+      if (worker == worker_ids.end()) continue;
+      rows.add(entry_key{v.step, tensor->second, worker->second}, v);
+    }
   }
-  int64_t damaged = 0;
-  const auto on_row = [&](const row_view& v) {
-    const auto tensor = tensor_ids.find(v.tensor);
-    if (tensor == tensor_ids.end() || signatures.find(tensor->second)->second != v.request) return;
-    const auto worker = worker_ids.find(v.worker);
-    if (worker == worker_ids.end()) return;
-    rows.add(entry_key{v.step, tensor->second, worker->second}, v);
-  };
-  status loaded = !s.options.serve ? status::success()
-                                   : s.db->read_row_views(visits.front()->step, visits.back()->step, on_row, &damaged);
-  if (!loaded.ok()) {
-    s.give_up(status(loaded.code(), loaded.message() + " (the trial is read instead)"));
-    return plain();
-  }
-  if (damaged > 0) {
-    s.warn(status(error_code::data_loss,
-                  fmt::format("statistics store {}: {} damaged row(s) ignored (their records are read again)",
-                              s.options.path.string(), damaged)));
-  }
-
   rows.build_index();
 
   // Which records come from the store.
@@ -545,6 +585,7 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
     }
   }();
   rows.clear();  // the run's rows are emitted
+  read = {};
   if (!merge_failure.ok()) return merge_failure;
   if (!counters) return counters;
   if (s.summary.restarts > restarts_before) return counters;

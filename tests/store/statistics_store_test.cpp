@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "host/store/held_rows.hpp"
+#include "host/store/row_arena.hpp"
+#include "host/store/row_reader.hpp"
 #include "tests/reference/reference_stats.hpp"
 #include "tests/support/files.hpp"
 #include "trialstat/pipeline/statistics_pipeline.hpp"
@@ -97,9 +99,11 @@ TEST(StoreRowCodec, PackRoundTripsAndShrinksZeros) {
   }
 }
 
-// The rows a run may serve: every row found by its (step, tensor, worker), a later row of the
-// same key replacing an earlier one, absent keys not found, the bytes as given.
+// The rows a run may serve, read into an arena (every field copied, the texts given gone):
+// every row found by its (step, tensor, worker), a later row of the same key replacing an earlier
+// one, absent keys not found, the bytes as given.
 TEST(StoreHeldRows, FindsEveryRowByItsEntry) {
+  store::detail::row_arena arena;
   store::detail::held_rows rows;
   const auto record = bytes_of("packed record");
   std::vector<store::detail::entry_key> keys;
@@ -118,11 +122,27 @@ TEST(StoreHeldRows, FindsEveryRowByItsEntry) {
     v.file_version = "v1";
     v.previous = key.tensor == 0 ? std::string_view("0:00000000000000ff") : std::string_view();
     v.record = record;
-    rows.add(key, v);
+    const std::string tensor = fmt::format("tensor{}", key.tensor);
+    const std::string worker = fmt::format("worker_{}", key.worker);
+    v.tensor = tensor;
+    v.step = key.step;
+    v.worker = worker;
+    v.request = "s1;cpu";
+    arena.add(v);
   }
   store::row_view replacement;
   replacement.event_file = "replaced";
-  rows.add(keys[5], replacement);
+  arena.add(replacement);
+  ASSERT_EQ(arena.size(), keys.size() + 1);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const store::row_view v = arena.view(i);
+    ASSERT_EQ(v.step, keys[i].step);
+    ASSERT_EQ(v.tensor, fmt::format("tensor{}", keys[i].tensor));
+    ASSERT_EQ(v.worker, fmt::format("worker_{}", keys[i].worker));
+    ASSERT_EQ(v.request, "s1;cpu");
+    rows.add(keys[i], v);
+  }
+  rows.add(keys[5], arena.view(keys.size()));
   rows.build_index();
   ASSERT_EQ(rows.size(), keys.size() + 1);
   for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -567,6 +587,97 @@ TEST(StoreSource, ABlobThatDoesNotDecodeRestartsAtItsStep) {
   EXPECT_EQ(run_bytes(again->source(), *trial, plan), plain);
   EXPECT_EQ(again->summary().restarts, 0);
   EXPECT_EQ(again->summary().read, 0);
+}
+
+/// Every row once, whether read on one thread or split between two (each with a connection of
+/// its own), for the whole store and for a range of steps.
+TEST(StoreRowReader, TwoThreadsReadEveryRowOnce) {
+  const fs::path dir = scratch("reader");
+  const fs::path root = write_trial(dir / "trial", 5);
+  auto trial = trial::catalog::open(root.string());
+  ASSERT_TRUE(trial) << trial.error_status().to_string();
+  const plan::read_plan plan = full_plan(*trial);
+  {
+    store::store_source cold(store::store_source_options{.path = dir / "s.sqlite", .min_record_bytes = 0});
+    (void)run_bytes(cold.source(), *trial, plan);
+  }
+  auto db = store::statistics_store::open(dir / "s.sqlite", store::canonical_location(trial->location()));
+  ASSERT_TRUE(db) << db.error_status().to_string();
+  using row_text = std::tuple<int64_t, std::string, std::string, std::string, std::string>;
+  const auto text_of = [](const store::row_view& v) {
+    return row_text{v.step, std::string(v.tensor), std::string(v.worker), std::string(v.previous),
+                    std::string(reinterpret_cast<const char*>(v.record.data()), v.record.size())};
+  };
+  for (const auto& [first, last] : {std::pair<int64_t, int64_t>{INT64_MIN, INT64_MAX}, {10, 30}}) {
+    std::vector<row_text> expected;
+    ASSERT_TRUE(db->read_row_views(first, last, [&](const store::row_view& v) { expected.push_back(text_of(v)); }).ok());
+    ASSERT_GT(expected.size(), 20u);
+    for (const uint64_t parallel_min_bytes : {uint64_t{0}, UINT64_MAX}) {
+      const auto read = store::detail::read_store_rows(*db, dir / "s.sqlite", first, last, parallel_min_bytes);
+      ASSERT_TRUE(read.error.ok()) << read.error.to_string();
+      EXPECT_EQ(read.arenas.size(), parallel_min_bytes == 0 ? 2u : 1u);
+      std::vector<row_text> got;
+      for (const auto& arena : read.arenas) {
+        EXPECT_GT(arena.size(), 0u);
+        for (std::size_t i = 0; i < arena.size(); ++i) got.push_back(text_of(arena.view(i)));
+      }
+      EXPECT_EQ(got, expected) << first << " " << parallel_min_bytes;
+      EXPECT_EQ(read.damaged, 0);
+    }
+  }
+}
+
+/// Rows read ahead (before the catalog is opened) serve the run that matches them; a prefetch
+/// for another trial, a narrower step range or an unopenable store changes nothing in the records.
+TEST(StoreSource, PrefetchedRowsServeTheRunTheyMatch) {
+  const fs::path dir = scratch("prefetch");
+  const fs::path root = write_trial(dir / "trial", 11);
+  auto trial = trial::catalog::open(root.string());
+  ASSERT_TRUE(trial) << trial.error_status().to_string();
+  const plan::read_plan plan = full_plan(*trial);
+  const auto plain = run_bytes({}, *trial, plan);
+  std::vector<std::string> warnings;
+  const auto make = [&](const fs::path& path) {
+    return std::make_unique<store::store_source>(store::store_source_options{
+        .path = path, .warn = [&](const status& s) { warnings.push_back(s.to_string()); }, .min_record_bytes = 0});
+  };
+  {
+    auto cold = make(dir / "s.sqlite");
+    cold->prefetch(root.string());  // a new store: no rows yet
+    EXPECT_EQ(run_bytes(cold->source(), *trial, plan), plain);
+    EXPECT_GT(cold->summary().written, 50);
+  }
+  {
+    auto warm = make(dir / "s.sqlite");
+    warm->prefetch((root / "." / "").string());  // the same trial, spelt otherwise
+    EXPECT_EQ(run_bytes(warm->source(), *trial, plan), plain);
+    EXPECT_EQ(warm->summary().served, 62);
+    EXPECT_EQ(warm->summary().bytes_read, 0);
+    EXPECT_EQ(run_bytes(warm->source(), *trial, plan), plain);  // a second run reads its own rows
+    EXPECT_EQ(warm->summary().served, 2 * 62);
+  }
+  {
+    auto narrower = make(dir / "s.sqlite");
+    narrower->prefetch(root.string(), 20, 30);
+    EXPECT_EQ(run_bytes(narrower->source(), *trial, plan), plain);
+    EXPECT_EQ(narrower->summary().served, 62);
+  }
+  {
+    auto elsewhere = make(dir / "s.sqlite");
+    elsewhere->prefetch((dir / "another").string());  // a store made for another trial: not taken
+    EXPECT_EQ(run_bytes(elsewhere->source(), *trial, plan), plain);
+    EXPECT_EQ(elsewhere->summary().served, 62);
+  }
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  {
+    testing::write_bytes(dir / "corrupt.sqlite", std::vector<std::byte>(8192, std::byte{0x5a}));
+    auto corrupt = make(dir / "corrupt.sqlite");
+    corrupt->prefetch(root.string());
+    EXPECT_EQ(run_bytes(corrupt->source(), *trial, plan), plain);
+    EXPECT_EQ(corrupt->summary().served, 0);
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings.front().find("the trial is read instead"), std::string::npos) << warnings.front();
+  }
 }
 
 }  // namespace

@@ -46,6 +46,8 @@ int run_report(const report_options& o) {
   r.heatmap_regexes = o.regexes;
   auto configs = rule_configs_from_flags(o.config, o.rule_names, o.params, o.order);
   if (!configs) return report_error(configs.error_status());
+  // Rank 0 alone computes the statistics (see below); the store's rows are read meanwhile.
+  command_statistics statistics(o.store, o.trial, r.pipeline, /*ranks_share=*/false);
   auto opened = open_trial(o.trial);
   if (!opened) return report_error(opened.error_status());
   // Under mpirun, rank 0 alone writes the report (the ranks loaded the catalog together): its
@@ -54,7 +56,6 @@ int run_report(const report_options& o) {
   if (distributed::world().rank() != 0) return 0;
   auto progress = make_progress(o.progress, "report");
   r.pipeline.progress = progress.get();
-  command_statistics statistics(o.store, *opened, /*ranks_share=*/false);  // rank 0 alone
   r.statistics = statistics.source();
   auto summary = report::write_html_report(*opened, frontend::make_rule_invocations(*configs), r, o.output, [](const status& s) {
     fmt::print(stderr, "warning: {}\n", s.to_string());

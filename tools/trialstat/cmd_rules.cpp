@@ -40,12 +40,12 @@ int run_rules(const rules_options& o) {
   if (!configs) return report_error(configs.error_status());
   std::vector<pipeline::rule_invocation> invocations = frontend::make_rule_invocations(*configs);
 
+  command_statistics statistics(o.store, o.trial, *options);
   auto opened = open_trial(o.trial);
   if (!opened) return report_error(opened.error_status());
   auto progress = make_progress(o.progress, "rules");
   options->progress = progress.get();
   // Under mpirun the ranks compute the statistics together; rank 0 evaluates the rules.
-  command_statistics statistics(o.store, *opened);
   auto results = pipeline::evaluate_rules(*opened, invocations, *options, statistics.source());
   report_transfers(*opened);
   statistics.report();

@@ -46,6 +46,7 @@ int run_stats(const stats_options& o) {
   auto options = frontend::make_pipeline_options(o.device);
   if (!options) return report_error(options.error_status());
   if (status s = apply_step_range(o.steps, *options); !s.ok()) return report_error(s);
+  command_statistics statistics(o.store, o.trial, *options);
   auto opened = open_trial(o.trial);
   if (!opened) return report_error(opened.error_status());
   const trial::catalog& trial = *opened;
@@ -69,7 +70,6 @@ int run_stats(const stats_options& o) {
   auto writer = report::make_background_writer(report::statistics_writer::create(*format, file ? file.get() : stdout));
   int64_t failed = 0;
   int64_t strings = 0;  // string records: readable, but without numeric statistics
-  command_statistics statistics(o.store, trial);
   auto run = statistics.source()(trial, plan, *options, [&](const stats::step_statistics& step) {
     writer->write_step(trial, step);
     for (const auto& r : step.records) {

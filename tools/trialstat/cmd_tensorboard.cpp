@@ -27,6 +27,7 @@ int run_tensorboard(const tensorboard_options& o) {
   auto options = frontend::make_pipeline_options(o.device);
   if (!options) return report_error(options.error_status());
   if (status s = apply_step_range(o.steps, *options); !s.ok()) return report_error(s);
+  command_statistics statistics(o.store, o.trial, *options);
   auto opened = open_trial(o.trial);
   if (!opened) return report_error(opened.error_status());
   auto progress = make_progress(o.progress, "tensorboard");
@@ -39,7 +40,6 @@ int run_tensorboard(const tensorboard_options& o) {
   e.pipeline.progress = progress.get();
   // Under mpirun the ranks compute the statistics together; rank 0 alone writes the logdir.
   distributed::process_world& world = distributed::world();
-  command_statistics statistics(o.store, *opened);
   e.statistics = statistics.source();
   e.writes_files = world.rank() == 0;
   auto summary = report::export_tensorboard(*opened, e, [](const status& s) {

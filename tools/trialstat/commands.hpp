@@ -50,9 +50,13 @@ void print_store_summary(const store::store_run_summary& s, const std::filesyste
 /// rows of the merged records and nothing is served (every rank reads its share of the trial).
 class command_statistics {
  public:
+  /// Made before the trial's catalog is opened: the store's rows for the steps of `options`
+  /// are read meanwhile (`store::store_source::prefetch`).
+  /// @param trial_location  the trial as the user gave it (a folder or s3:// location)
   /// @param ranks_share  the ranks compute the statistics together (`rules`, `stats`,
   ///   `tensorboard`); false: this process alone (`report`, on rank 0)
-  command_statistics(const std::string& store_choice, const trial::catalog& trial, bool ranks_share = true);
+  command_statistics(const std::string& store_choice, std::string_view trial_location,
+                     const pipeline::pipeline_options& options, bool ranks_share = true);
   ~command_statistics();
   /// The source to hand to the command (valid while this object lives).
   [[nodiscard]] pipeline::statistics_source source();

@@ -27,24 +27,26 @@ struct command_statistics::state {
   bool ranks_share = true;
 };
 
-command_statistics::command_statistics(const std::string& store_choice, const trial::catalog& trial,
-                                       bool ranks_share)
+command_statistics::command_statistics(const std::string& store_choice, std::string_view trial_location,
+                                       const pipeline::pipeline_options& options, bool ranks_share)
     : state_(std::make_unique<state>()) {
   distributed::process_world& world = distributed::world();
   state_->ranks_share = ranks_share;
   if (world.size() > 1 && world.rank() != 0) return;  // rank 0 alone writes the store
-  auto options = frontend::store_options(store_choice, trial.location(), [](const status& s) {
+  auto store = frontend::store_options(store_choice, trial_location, [](const status& s) {
     fmt::print(stderr, "warning: {}\n", s.message());
   });
-  if (!options) {
-    fmt::print(stderr, "warning: {} (the trial is read)\n", options.error_status().message());
+  if (!store) {
+    fmt::print(stderr, "warning: {} (the trial is read)\n", store.error_status().message());
     return;
   }
-  if (!*options) return;  // --store off
-  (*options)->serve = !(ranks_share && world.size() > 1);
+  if (!*store) return;  // --store off
+  (*store)->serve = !(ranks_share && world.size() > 1);
   state_->store = std::make_unique<store::store_source>(
-      std::move(**options), ranks_share ? pipeline::statistics_source(distributed::run_statistics)
-                                        : pipeline::statistics_source());
+      std::move(**store), ranks_share ? pipeline::statistics_source(distributed::run_statistics)
+                                      : pipeline::statistics_source());
+  // The store's rows are read while the command opens the trial's catalog.
+  state_->store->prefetch(trial_location, options.step_begin, options.step_end);
 }
 
 command_statistics::~command_statistics() = default;

@@ -21,6 +21,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "trialstat/stats/backend.hpp"
@@ -193,6 +194,10 @@ class statistics_store {
   /// sequential scan, no allocation per row).
   [[nodiscard]] status read_row_views(int64_t step_begin, int64_t step_end,
                                       const std::function<void(const row_view&)>& on_row, int64_t* damaged = nullptr);
+
+  /// @brief The first and last global step that rows of [step_begin, step_end] have; nullopt
+  /// when there are none. Errors: io_error / data_loss from SQLite.
+  [[nodiscard]] result<std::optional<std::pair<int64_t, int64_t>>> step_bounds(int64_t step_begin, int64_t step_end);
 
   /// @brief Insert or replace `rows` in one transaction (all or none).
   /// Errors: io_error (full disk, read-only file, busy past the timeout): nothing was written.

@@ -14,15 +14,18 @@
 /// served — and if it does not (it no longer decodes), the rest of the run is read without the
 /// store (`store_run_summary::restarts`).
 ///
-/// Memory: the rows of the visited steps, packed (a few hundred bytes a record; records that
-/// unpack to at most 1 KiB are also held unpacked), for the run.
+/// Memory: the rows of the visited steps, packed (a few hundred bytes a record), for the run.
+/// They are read by two threads when the store has at least 1 MiB, and can be read ahead of the
+/// run (`prefetch`).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "trialstat/pipeline/statistics_pipeline.hpp"
 #include "trialstat/status.hpp"
@@ -87,6 +90,15 @@ class store_source {
   store_source(const store_source&) = delete;
   store_source& operator=(const store_source&) = delete;
 
+  /// @brief Start opening the store and reading its rows of global steps [step_begin, step_end)
+  /// (unset: open) for the trial at `trial_location` on threads of their own, before the
+  /// caller opens the trial's catalog: the rows are read while the catalog loads. The next run
+  /// takes them when it is on that trial and within those steps (else it reads its own); a
+  /// store that cannot be opened is reported by that run, as without a prefetch. Does nothing
+  /// when there is no store file yet (nothing to read; none is created before the trial is
+  /// known to open), when `serve` is off, or when a run already opened the store.
+  void prefetch(std::string_view trial_location, std::optional<int64_t> step_begin = std::nullopt,
+                std::optional<int64_t> step_end = std::nullopt);
   /// @brief The source to pass on (refers to this object: keep it alive while it is used).
   [[nodiscard]] pipeline::statistics_source source();
   /// @brief Totals over every run so far.
