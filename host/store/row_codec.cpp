@@ -70,12 +70,15 @@ void pack_record(std::span<const std::byte> raw, std::vector<std::byte>& out) {
 
 status unpack_record(std::span<const std::byte> packed, std::vector<std::byte>& raw) {
   constexpr uint64_t max_bytes = uint64_t{1} << 32;  // a record is kilobytes; refuse nonsense
+  // What one token (eight literal bytes, or a zero run whose count fits one byte, written with
+  // 16-byte stores) may write: room for it is made once per token.
+  constexpr std::size_t token_room = 8 + 128 + 16;
   // Written through local pointers into `raw` (a std::byte store may alias the vector itself, so
   // going through `raw` would reload its pointers after every byte), grown by doubling (a record
   // unpacks to a few times its packed size). The buffer is grown from its size, not its
   // capacity: a reused buffer is not zero-filled up to the largest record it ever held (a 12 KiB
   // log histogram) at every call.
-  raw.resize(std::max<std::size_t>(raw.size(), packed.size() * 4 + 64));
+  raw.resize(std::max<std::size_t>(raw.size(), packed.size() * 4 + 64 + token_room));
   std::byte* out = raw.data();
   std::byte* limit = out + raw.size();
   const auto room = [&](uint64_t more) {
@@ -88,11 +91,11 @@ status unpack_record(std::span<const std::byte> packed, std::vector<std::byte>& 
   const std::byte* p = packed.data();
   const std::byte* const end = p + packed.size();
   while (p < end) {
+    room(token_room);
     // Literal bytes eight at a time: all eight are stored, and the cursors move past those
     // before the first zero byte (a zero of a word is found with the classic has-zero mask,
     // whose lowest set bit is exact). The tail goes byte by byte.
     if (end - p >= 8) {
-      room(8);
       uint64_t word = 0;
       std::memcpy(&word, p, 8);
       std::memcpy(out, &word, 8);
@@ -111,11 +114,19 @@ status unpack_record(std::span<const std::byte> packed, std::vector<std::byte>& 
       p += literal;
       out += literal;
     } else if (*p != std::byte{0}) {
-      room(1);
       *out++ = *p++;
       continue;
     }
-    ++p;  // the zero byte; then the LEB128 count of further zeros
+    // A zero byte at p, then the LEB128 count of further zeros: one byte (below 128) in most runs.
+    if (end - p >= 2 && static_cast<uint8_t>(p[1]) < 0x80) {
+      const auto more = static_cast<uint8_t>(p[1]);
+      p += 2;
+      std::memset(out, 0, 16);  // a short run (most are): two stores, no call
+      if (more >= 16) std::memset(out + 16, 0, static_cast<std::size_t>(more) - 15);
+      out += more + 1;
+      continue;
+    }
+    ++p;
     uint64_t more = 0;
     int shift = 0;
     bool ended = false;
@@ -135,11 +146,7 @@ status unpack_record(std::span<const std::byte> packed, std::vector<std::byte>& 
                     fmt::format("record blob: bad zero run at byte {}", static_cast<std::size_t>(p - packed.data())));
     }
     room(more + 16);
-    if (more < 16) {
-      std::memset(out, 0, 16);  // a short run (most are): two stores, no call
-    } else {
-      std::memset(out, 0, static_cast<std::size_t>(more) + 1);
-    }
+    std::memset(out, 0, static_cast<std::size_t>(more) + 1);
     out += more + 1;
   }
   raw.resize(static_cast<std::size_t>(out - raw.data()));

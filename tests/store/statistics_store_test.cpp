@@ -80,6 +80,19 @@ TEST(StoreRowCodec, PackRoundTripsAndShrinksZeros) {
     ASSERT_TRUE(store::unpack_record(store::pack_record(raw), back_reused).ok());
     EXPECT_EQ(back_reused, raw) << "literal round " << round;
   }
+  // Zero runs around the one-byte count (up to 127 further zeros) and the 16-byte stores, between
+  // literals and at either end.
+  for (const std::size_t run : {1, 2, 15, 16, 17, 18, 127, 128, 129, 130, 1000}) {
+    for (const bool literal_before : {false, true}) {
+      std::vector<std::byte> raw;
+      if (literal_before) raw.push_back(std::byte{9});
+      raw.insert(raw.end(), run, std::byte{0});
+      raw.push_back(std::byte{3});
+      raw.insert(raw.end(), run, std::byte{0});
+      ASSERT_TRUE(store::unpack_record(store::pack_record(raw), back_reused).ok());
+      EXPECT_EQ(back_reused, raw) << "zero run " << run;
+    }
+  }
   const std::vector<std::byte> zeros(12000, std::byte{0});  // a log histogram's empty bins
   EXPECT_LT(store::pack_record(zeros).size(), 8u);
   // A zero run whose length is cut off is data_loss, never a crash.
