@@ -12,28 +12,34 @@
 namespace trialstat::stats {
 namespace {
 
+/// Appends to `out` through its own cursor: the vector is sized to its capacity (at least 256
+/// bytes more) while the record is written, grown by doubling, and cut to what was written when
+/// the writer goes (a vector::insert per field cost more than the fields' bytes).
 class writer {
  public:
-  explicit writer(std::vector<std::byte>& out) : out_(out) {}
+  explicit writer(std::vector<std::byte>& out) : out_(out), used_(out.size()) {
+    out_.resize(std::max(out_.capacity(), used_ + 256));
+  }
+  ~writer() { out_.resize(used_); }
+  writer(const writer&) = delete;
+  writer& operator=(const writer&) = delete;
   template <typename T>
     requires std::is_trivially_copyable_v<T>
   void pod(const T& value) {
-    const auto* p = reinterpret_cast<const std::byte*>(&value);
-    out_.insert(out_.end(), p, p + sizeof(T));
+    append(reinterpret_cast<const std::byte*>(&value), sizeof(T));
   }
   template <typename T>
   void vec(const std::vector<T>& v) {
     pod(static_cast<uint64_t>(v.size()));
     if constexpr (std::is_trivially_copyable_v<T>) {
-      const auto* p = reinterpret_cast<const std::byte*>(v.data());
-      out_.insert(out_.end(), p, p + v.size() * sizeof(T));
+      if (!v.empty()) append(reinterpret_cast<const std::byte*>(v.data()), v.size() * sizeof(T));
     } else {
       for (const auto& x : v) item(x);
     }
   }
   void bytes(const std::byte* data, uint64_t size) {
     pod(size);
-    if (size > 0) out_.insert(out_.end(), data, data + size);
+    if (size > 0) append(data, static_cast<std::size_t>(size));
   }
   void str(const std::string& s) { bytes(reinterpret_cast<const std::byte*>(s.data()), s.size()); }
   template <typename T>
@@ -52,7 +58,14 @@ class writer {
   static constexpr bool reading = false;
 
  private:
+  void append(const std::byte* data, std::size_t size) {
+    if (out_.size() - used_ < size) out_.resize(std::max(out_.size() * 2, used_ + size));
+    std::memcpy(out_.data() + used_, data, size);
+    used_ += size;
+  }
+
   std::vector<std::byte>& out_;
+  std::size_t used_;  // bytes of out_ written
 };
 
 class reader {

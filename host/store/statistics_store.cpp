@@ -125,7 +125,10 @@ status sqlite_status(sqlite3* db, int rc, const fs::path& path, std::string_view
 struct statistics_store::state {
   fs::path path;
   sqlite3* db = nullptr;
-  statement insert;
+  statement insert;       // one row
+  statement insert_many;  // rows_per_insert rows
+  /// Rows bound to one INSERT statement (34 parameters each, far below SQLite's limit).
+  static constexpr int rows_per_insert = 16;
   ~state() { sqlite3_close_v2(db); }
 
   status exec(const char* sql, std::string_view what) {
@@ -390,101 +393,127 @@ status statistics_store::read_rows(int64_t step_begin, int64_t step_end,
 
 namespace {
 
+/// The columns of a row, in the order `bind_row` binds them.
+constexpr std::string_view insert_columns =
+    "tensor, step, worker, request, mode, mode_step, event_file, ranges, file_size, file_version, previous, dtype, "
+    "num_elements, count, nan_count, pos_inf_count, neg_inf_count, zero_count, min, max, mean, variance, sum, "
+    "sum_abs, sum_squares, max_abs, update_previous_step, update_diff_sum_squares, update_previous_sum_squares, "
+    "histogram_bins, log_histogram, saved_reductions, record_checksum, record";
+constexpr int columns_per_row = 34;
+
+/// "INSERT OR REPLACE INTO records (...) VALUES (?1, ..., ?34), (?35, ...)" for `rows` rows.
+std::string insert_sql(int rows) {
+  std::string sql = fmt::format("INSERT OR REPLACE INTO records ({}) VALUES ", insert_columns);
+  for (int r = 0; r < rows; ++r) {
+    sql += r == 0 ? "(" : ", (";
+    for (int c = 1; c <= columns_per_row; ++c) {
+      fmt::format_to(std::back_inserter(sql), "{}?{}", c == 1 ? "" : ", ", r * columns_per_row + c);
+    }
+    sql += ")";
+  }
+  return sql;
+}
+
+/// Bind row `v` with `c` to parameters base+1 .. base+34 of `w`: every one of them (NULL where
+/// absent), so no sqlite3_clear_bindings pass is needed between rows.
+void bind_row(sqlite3_stmt* w, int base, const row_view& v, const row_columns& c) {
+  const auto text = [&](int i, std::string_view value) {
+    sqlite3_bind_text(w, base + i, value.data(), static_cast<int>(value.size()), SQLITE_STATIC);
+  };
+  const auto integer = [&](int i, int64_t value) { sqlite3_bind_int64(w, base + i, value); };
+  const auto null = [&](int i) { sqlite3_bind_null(w, base + i); };
+  // NaN binds as NULL in SQLite; ±Inf stay REAL.
+  const auto real = [&](int i, double value) {
+    if (std::isnan(value)) {
+      null(i);
+    } else {
+      sqlite3_bind_double(w, base + i, value);
+    }
+  };
+  text(1, v.tensor);
+  integer(2, v.step);
+  text(3, v.worker);
+  text(4, v.request);
+  integer(5, v.mode);
+  integer(6, v.mode_step);
+  text(7, v.event_file);
+  text(8, v.ranges);
+  integer(9, static_cast<int64_t>(v.file_size_bytes));
+  text(10, v.file_version);
+  text(11, v.previous);
+  if (c.dtype.empty()) {
+    null(12);
+  } else {
+    text(12, c.dtype);
+  }
+  integer(13, c.num_elements);
+  if (c.moments) {
+    const stats::moments& m = *c.moments;
+    integer(14, m.count);
+    integer(15, m.nan_count);
+    integer(16, m.pos_inf_count);
+    integer(17, m.neg_inf_count);
+    integer(18, m.zero_count);
+    if (m.has_finite()) {
+      real(19, m.min);
+      real(20, m.max);
+      real(21, m.mean);
+      real(22, m.variance());
+    } else {
+      for (int column = 19; column <= 22; ++column) null(column);
+    }
+    real(23, m.sum);
+    real(24, m.sum_abs);
+    real(25, m.sum_squares);
+    real(26, m.max_abs);
+  } else {
+    for (int column = 14; column <= 26; ++column) null(column);
+  }
+  if (c.update) {
+    integer(27, c.update_previous_step);
+    real(28, c.update->diff_sum_squares);
+    real(29, c.update->previous_sum_squares);
+  } else {
+    for (int column = 27; column <= 29; ++column) null(column);
+  }
+  integer(30, c.histogram_bins);
+  integer(31, c.log_histogram ? 1 : 0);
+  integer(32, c.saved_reductions);
+  integer(33, static_cast<int64_t>(io::crc32c(v.record)));
+  sqlite3_bind_blob(w, base + 34, v.record.data(), static_cast<int>(v.record.size()), SQLITE_STATIC);
+}
+
 /// Insert or replace rows 0..count-1 (`row(i)` gives each as views and its columns) in one
-/// transaction: what both `write_rows` do.
+/// transaction: what both `write_rows` do. Rows go `statistics_store::state::rows_per_insert` to
+/// a statement (each statement's set-up and end cost about a tenth of a row's insert), the rest
+/// one by one; in order, so a later row of the same key replaces an earlier one.
 template <typename Row>
 status insert_rows(statistics_store::state& s, std::size_t count, const Row& row) {
   if (count == 0) return status::success();
-  if (!s.insert.ok()) {
-    s.insert = statement(
-        s.db,
-        "INSERT OR REPLACE INTO records (tensor, step, worker, request, mode, mode_step, event_file, ranges, "
-        "file_size, file_version, previous, dtype, num_elements, count, nan_count, pos_inf_count, "
-        "neg_inf_count, zero_count, min, max, mean, variance, sum, sum_abs, sum_squares, max_abs, "
-        "update_previous_step, update_diff_sum_squares, update_previous_sum_squares, histogram_bins, "
-        "log_histogram, saved_reductions, record_checksum, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-        "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, "
-        "?28, ?29, ?30, ?31, ?32, ?33, ?34)");
-    if (!s.insert.ok()) return sqlite_status(s.db, s.insert.rc(), s.path, "preparing the insert");
+  for (auto [st, rows] : {std::pair{&s.insert, 1}, std::pair{&s.insert_many, statistics_store::state::rows_per_insert}}) {
+    if (st->ok()) continue;
+    *st = statement(s.db, insert_sql(rows).c_str());
+    if (!st->ok()) return sqlite_status(s.db, st->rc(), s.path, "preparing the insert");
   }
   TRIALSTAT_RETURN_IF_ERROR(s.exec("BEGIN IMMEDIATE", "starting a write"));
-  sqlite3_stmt* w = s.insert.get();
-  const auto text = [&](int i, std::string_view v) {
-    sqlite3_bind_text(w, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
-  };
-  // NaN binds as NULL in SQLite; ±Inf stay REAL.
-  const auto real = [&](int i, double v) {
-    if (std::isnan(v)) {
-      sqlite3_bind_null(w, i);
-    } else {
-      sqlite3_bind_double(w, i, v);
-    }
-  };
   status failure;
-  for (std::size_t i = 0; i < count; ++i) {
-    const auto [v, c] = row(i);
-    // Every parameter is bound for every row (NULL where absent): no sqlite3_clear_bindings pass
-    // over all 34 per row.
+  std::size_t i = 0;
+  while (i < count && failure.ok()) {
+    const bool many = count - i >= static_cast<std::size_t>(statistics_store::state::rows_per_insert);
+    sqlite3_stmt* w = many ? s.insert_many.get() : s.insert.get();
+    const int rows = many ? statistics_store::state::rows_per_insert : 1;
     sqlite3_reset(w);
-    text(1, v.tensor);
-    sqlite3_bind_int64(w, 2, v.step);
-    text(3, v.worker);
-    text(4, v.request);
-    sqlite3_bind_int(w, 5, v.mode);
-    sqlite3_bind_int64(w, 6, v.mode_step);
-    text(7, v.event_file);
-    text(8, v.ranges);
-    sqlite3_bind_int64(w, 9, static_cast<int64_t>(v.file_size_bytes));
-    text(10, v.file_version);
-    text(11, v.previous);
-    if (c.dtype.empty()) {
-      sqlite3_bind_null(w, 12);
-    } else {
-      text(12, c.dtype);
+    for (int r = 0; r < rows; ++r, ++i) {
+      const auto [v, c] = row(i);
+      bind_row(w, r * columns_per_row, v, c);
     }
-    sqlite3_bind_int64(w, 13, c.num_elements);
-    if (c.moments) {
-      const stats::moments& m = *c.moments;
-      sqlite3_bind_int64(w, 14, m.count);
-      sqlite3_bind_int64(w, 15, m.nan_count);
-      sqlite3_bind_int64(w, 16, m.pos_inf_count);
-      sqlite3_bind_int64(w, 17, m.neg_inf_count);
-      sqlite3_bind_int64(w, 18, m.zero_count);
-      if (m.has_finite()) {
-        real(19, m.min);
-        real(20, m.max);
-        real(21, m.mean);
-        real(22, m.variance());
-      } else {
-        for (int column = 19; column <= 22; ++column) sqlite3_bind_null(w, column);
-      }
-      real(23, m.sum);
-      real(24, m.sum_abs);
-      real(25, m.sum_squares);
-      real(26, m.max_abs);
-    } else {
-      for (int column = 14; column <= 26; ++column) sqlite3_bind_null(w, column);
-    }
-    if (c.update) {
-      sqlite3_bind_int64(w, 27, c.update_previous_step);
-      real(28, c.update->diff_sum_squares);
-      real(29, c.update->previous_sum_squares);
-    } else {
-      for (int column = 27; column <= 29; ++column) sqlite3_bind_null(w, column);
-    }
-    sqlite3_bind_int(w, 30, c.histogram_bins);
-    sqlite3_bind_int(w, 31, c.log_histogram ? 1 : 0);
-    sqlite3_bind_int64(w, 32, c.saved_reductions);
-    sqlite3_bind_int64(w, 33, static_cast<int64_t>(io::crc32c(v.record)));
-    sqlite3_bind_blob(w, 34, v.record.data(), static_cast<int>(v.record.size()), SQLITE_STATIC);
     const int rc = sqlite3_step(w);
-    if (rc != SQLITE_DONE) {
-      failure = sqlite_status(s.db, rc, s.path, "writing rows");
-      break;
-    }
+    if (rc != SQLITE_DONE) failure = sqlite_status(s.db, rc, s.path, "writing rows");
   }
-  sqlite3_reset(w);
-  sqlite3_clear_bindings(w);
+  for (statement* st : {&s.insert, &s.insert_many}) {
+    sqlite3_reset(st->get());
+    sqlite3_clear_bindings(st->get());
+  }
   if (failure.ok()) failure = s.exec("COMMIT", "committing rows");
   if (!failure.ok()) (void)s.exec("ROLLBACK", "rolling back");
   return failure;

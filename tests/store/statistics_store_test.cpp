@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <string>
 #include <tuple>
@@ -55,6 +56,29 @@ store::stored_row make_row(std::string tensor, int64_t step, std::string_view pa
   return row;
 }
 
+/// The packed format, byte by byte (what stores on disk hold): a zero byte, then the LEB128 count
+/// of the zeros after it; every other byte as it is.
+std::vector<std::byte> pack_reference(std::span<const std::byte> raw) {
+  std::vector<std::byte> out;
+  for (std::size_t i = 0; i < raw.size();) {
+    if (raw[i] != std::byte{0}) {
+      out.push_back(raw[i++]);
+      continue;
+    }
+    std::size_t j = i + 1;
+    while (j < raw.size() && raw[j] == std::byte{0}) ++j;
+    out.push_back(std::byte{0});
+    uint64_t more = j - i - 1;
+    do {
+      auto b = static_cast<uint8_t>(more & 0x7f);
+      more >>= 7;
+      out.push_back(std::byte{static_cast<uint8_t>(b | (more != 0 ? 0x80 : 0))});
+    } while (more != 0);
+    i = j;
+  }
+  return out;
+}
+
 TEST(StoreRowCodec, PackRoundTripsAndShrinksZeros) {
   std::mt19937 random(7);
   std::vector<std::byte> packed_reused;  // both buffers reused across rounds, as a run does
@@ -63,6 +87,7 @@ TEST(StoreRowCodec, PackRoundTripsAndShrinksZeros) {
     std::vector<std::byte> raw(static_cast<std::size_t>(random() % 5000));
     for (auto& b : raw) b = (random() % 3 == 0) ? static_cast<std::byte>(random() & 0xff) : std::byte{0};
     const auto packed = store::pack_record(raw);
+    EXPECT_EQ(packed, pack_reference(raw)) << "round " << round;
     std::vector<std::byte> back;
     ASSERT_TRUE(store::unpack_record(packed, back).ok());
     EXPECT_EQ(back, raw) << "round " << round;
@@ -79,6 +104,7 @@ TEST(StoreRowCodec, PackRoundTripsAndShrinksZeros) {
     if (!raw.empty() && round % 3 == 0) raw[static_cast<std::size_t>(round) % raw.size()] = std::byte{0};
     ASSERT_TRUE(store::unpack_record(store::pack_record(raw), back_reused).ok());
     EXPECT_EQ(back_reused, raw) << "literal round " << round;
+    EXPECT_EQ(store::pack_record(raw), pack_reference(raw)) << "literal round " << round;
   }
   // Zero runs around the one-byte count (up to 127 further zeros) and the 16-byte stores, between
   // literals and at either end.
@@ -91,6 +117,7 @@ TEST(StoreRowCodec, PackRoundTripsAndShrinksZeros) {
       raw.insert(raw.end(), run, std::byte{0});
       ASSERT_TRUE(store::unpack_record(store::pack_record(raw), back_reused).ok());
       EXPECT_EQ(back_reused, raw) << "zero run " << run;
+      EXPECT_EQ(store::pack_record(raw), pack_reference(raw)) << "zero run " << run;
     }
   }
   const std::vector<std::byte> zeros(12000, std::byte{0});  // a log histogram's empty bins
@@ -262,6 +289,52 @@ TEST(StoreDatabase, WritesARowBatchAsItsRows) {
     EXPECT_EQ(got[i].mode_step, rows[i].mode_step);
     EXPECT_EQ(got[i].identity, rows[i].identity);
     EXPECT_EQ(got[i].record, rows[i].record);
+  }
+}
+
+/// Batches of every size around the rows bound to one statement (16): every row written with its
+/// own columns, and a key repeated later in the batch (another statement, or the same one) is the
+/// later row, as rows written one by one would be.
+TEST(StoreDatabase, WritesBatchesOfAnySizeInOrder) {
+  const fs::path dir = scratch("batch_sizes");
+  for (const std::size_t count : {1, 15, 16, 17, 31, 32, 33, 50}) {
+    const fs::path path = dir / fmt::format("s{}.sqlite", count);
+    auto db = store::statistics_store::open(path, "/trials/a");
+    ASSERT_TRUE(db) << db.error_status().to_string();
+    store::row_batch batch;
+    std::vector<std::string> records;
+    for (std::size_t i = 0; i < count; ++i) records.push_back(fmt::format("record {}", i));
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::string tensor = fmt::format("t{}", i % 20);  // t0.. repeat from row 20 on
+      const std::string ranges = fmt::format("{}+9", i);
+      store::row_view v{.tensor = tensor, .step = 1, .worker = "worker_0", .request = "s1;cpu",
+                        .event_file = "events/x.tfevents", .ranges = ranges, .file_version = "v",
+                        .record = std::span(reinterpret_cast<const std::byte*>(records[i].data()), records[i].size())};
+      store::row_columns columns;
+      columns.num_elements = static_cast<int64_t>(i);
+      batch.add(v, columns);
+    }
+    ASSERT_TRUE(db->write_rows(batch).ok()) << count;
+    std::map<std::string, std::pair<std::string, std::string>> got;  // tensor -> (ranges, record)
+    ASSERT_TRUE(db->read_rows(0, 10, [&](store::stored_row&& r) {
+                    got[r.tensor] = {r.identity.ranges, std::string(reinterpret_cast<const char*>(r.record.data()),
+                                                                    r.record.size())};
+                  }).ok());
+    ASSERT_EQ(got.size(), std::min<std::size_t>(count, 20)) << count;
+    for (std::size_t t = 0; t < got.size(); ++t) {
+      const std::size_t last = t + 20 * ((count - 1 - t) / 20);  // the last row of tensor t
+      EXPECT_EQ(got[fmt::format("t{}", t)], std::pair(fmt::format("{}+9", last), records[last])) << count << " " << t;
+    }
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+    sqlite3_stmt* q = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT sum(num_elements) FROM records", -1, &q, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+    int64_t expected = 0;
+    for (std::size_t t = 0; t < got.size(); ++t) expected += static_cast<int64_t>(t + 20 * ((count - 1 - t) / 20));
+    EXPECT_EQ(sqlite3_column_int64(q, 0), expected) << count;
+    sqlite3_finalize(q);
+    sqlite3_close(raw);
   }
 }
 
