@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "host/store/row_texts.hpp"
 #include "trialstat/store/statistics_store.hpp"
 
 namespace trialstat::store::detail {
@@ -26,12 +27,11 @@ class row_arena {
   void clear();
 
  private:
-  static constexpr int fields = 8;  // tensor, worker, request, event_file, ranges, file_version, previous, record
   struct row {
     int64_t step = 0;
     uint64_t file_size_bytes = 0;
-    std::size_t offset = 0;  // into bytes_: the fields in that order
-    uint32_t lengths[fields] = {};
+    std::size_t offset = 0;  // into bytes_ (row_texts.hpp)
+    uint32_t lengths[row_text_fields] = {};
   };
   std::vector<row> rows_;
   std::vector<char> bytes_;

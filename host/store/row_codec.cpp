@@ -33,6 +33,34 @@ std::string request_signature(const stats::statistics_request& request, stats::b
 
 bool request_storable(const stats::statistics_request& request) noexcept { return !request.keep_values; }
 
+namespace {
+
+/// Eight bytes at `in` stored at `out` (room for eight is the caller's), and both cursors moved
+/// past those before the first zero byte: all eight when there is none (then true). A zero of
+/// the word is found with the classic has-zero mask, whose lowest set bit is exact.
+inline bool copy_literal_word(const std::byte*& in, std::byte*& out) noexcept {
+  uint64_t word = 0;
+  std::memcpy(&word, in, 8);
+  std::memcpy(out, &word, 8);
+  const uint64_t zeros = (word - 0x0101010101010101ULL) & ~word & 0x8080808080808080ULL;
+  if (zeros == 0) {
+    in += 8;
+    out += 8;
+    return true;
+  }
+  int literal = 0;
+  if constexpr (std::endian::native == std::endian::little) {
+    literal = std::countr_zero(zeros) / 8;
+  } else {  // the mask's borrows run towards the first bytes there: look byte by byte
+    while (in[literal] != std::byte{0}) ++literal;
+  }
+  in += literal;
+  out += literal;
+  return false;
+}
+
+}  // namespace
+
 std::vector<std::byte> pack_record(std::span<const std::byte> raw) {
   std::vector<std::byte> out;
   pack_record(raw, out);
@@ -56,22 +84,7 @@ void pack_record(std::span<const std::byte> raw, std::vector<std::byte>& out) {
   };
   while (p < end) {
     if (end - p >= 8) {
-      const uint64_t word = word_at(p);
-      std::memcpy(o, &word, 8);
-      const uint64_t zeros = (word - 0x0101010101010101ULL) & ~word & 0x8080808080808080ULL;
-      if (zeros == 0) {
-        p += 8;
-        o += 8;
-        continue;
-      }
-      int literal = 0;
-      if constexpr (std::endian::native == std::endian::little) {
-        literal = std::countr_zero(zeros) / 8;
-      } else {  // the mask's borrows run towards the first bytes there: look byte by byte
-        while (p[literal] != std::byte{0}) ++literal;
-      }
-      p += literal;
-      o += literal;
+      if (copy_literal_word(p, o)) continue;
     } else if (*p != std::byte{0}) {
       *o++ = *p++;
       continue;
@@ -117,27 +130,9 @@ status unpack_record(std::span<const std::byte> packed, std::vector<std::byte>& 
   const std::byte* const end = p + packed.size();
   while (p < end) {
     room(token_room);
-    // Literal bytes eight at a time: all eight are stored, and the cursors move past those
-    // before the first zero byte (a zero of a word is found with the classic has-zero mask,
-    // whose lowest set bit is exact). The tail goes byte by byte.
+    // Literal bytes eight at a time (copy_literal_word); the tail byte by byte.
     if (end - p >= 8) {
-      uint64_t word = 0;
-      std::memcpy(&word, p, 8);
-      std::memcpy(out, &word, 8);
-      const uint64_t zeros = (word - 0x0101010101010101ULL) & ~word & 0x8080808080808080ULL;
-      if (zeros == 0) {
-        p += 8;
-        out += 8;
-        continue;
-      }
-      int literal = 0;
-      if constexpr (std::endian::native == std::endian::little) {
-        literal = std::countr_zero(zeros) / 8;
-      } else {  // the mask's borrows run towards the first bytes there: look byte by byte
-        while (p[literal] != std::byte{0}) ++literal;
-      }
-      p += literal;
-      out += literal;
+      if (copy_literal_word(p, out)) continue;
     } else if (*p != std::byte{0}) {
       *out++ = *p++;
       continue;

@@ -113,16 +113,16 @@ class row_batch {
   [[nodiscard]] const row_columns& columns(std::size_t i) const noexcept { return rows_[i].columns; }
   /// @brief Forget the rows, keeping the memory for the next ones.
   void clear() noexcept;
+  /// tensor, worker, request, event_file, ranges, file_version, previous, record
+  static constexpr int text_fields = 8;
 
  private:
-  /// tensor, worker, request, event_file, ranges, file_version, previous, record
-  static constexpr int fields = 8;
   struct row {
     int64_t step = 0;
     int64_t mode_step = 0;
     uint64_t file_size_bytes = 0;
     std::size_t offset = 0;  // into bytes_: the fields, one after the other
-    uint32_t lengths[fields] = {};
+    uint32_t lengths[text_fields] = {};
     int mode = 0;
     row_columns columns;
   };
