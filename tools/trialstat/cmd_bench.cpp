@@ -389,7 +389,7 @@ std::vector<statistic_case> make_cases(const loaded_trial& data, outputs& out, i
                                                       stats::default_histogram_bins,
                                                       out.histograms[slot(b)], b);
                    },
-                   [&data, &out, n, slot](stats::backend b) {
+                   [&out, n, slot](stats::backend b) {
                      const auto& got = out.histograms[slot(b)];
                      for (std::size_t i = 0; i < n; ++i) {
                        int64_t total = 0;
@@ -446,7 +446,7 @@ std::vector<statistic_case> make_cases(const loaded_trial& data, outputs& out, i
                                     out.percentiles[slot(b)][i]);
                      });
                    },
-                   [&data, &out, n, slot](stats::backend b) {
+                   [&out, n, slot](stats::backend b) {
                      for (std::size_t i = 0; i < n; ++i) {
                        const auto& got = out.percentiles[slot(b)][i];
                        if (got.size() != std::size(percentiles_q)) return mismatch("percentiles", i, "size");
@@ -470,7 +470,7 @@ std::vector<statistic_case> make_cases(const loaded_trial& data, outputs& out, i
                                     out.axis_counts[slot(b)][i]);
                      });
                    },
-                   [&data, &out, n, slot](stats::backend b) {
+                   [&out, n, slot](stats::backend b) {
                      for (std::size_t i = 0; i < n; ++i) {
                        const auto& got = out.axis_counts[slot(b)][i];
                        int64_t total = 0;
