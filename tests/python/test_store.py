@@ -12,7 +12,7 @@ trialstat = pytest.importorskip("trialstat")
 
 @pytest.fixture(autouse=True)
 def store_everything(monkeypatch):
-    """These trials' tensors are small: by default a local record under 64 KiB is read, not
+    """These trials' tensors are small: by default a local record under 4 KiB is read, not
     stored (README "Statistics store"); here every record is stored."""
     monkeypatch.setenv("TRIALSTAT_STORE_MIN_RECORD_BYTES", "0")
 
