@@ -27,9 +27,9 @@ void segment_log_histogram_cpu(const std::byte* base, const stats::segment& seg,
                                int64_t* cells) noexcept;
 
 /// @brief Ranks of n float32 values given by their bit patterns (log_histogram_op.hpp's ranks,
-/// 0 … log_rank_nan, except −Inf: log_rank_neg_inf_alias of log_histogram_top_bits32.hpp), by
-/// the CPU twin's float32 lane path on the active ISA — the path the counts take, exposed for
-/// the exhaustive tests. `ranks` has room for n.
+/// 0 … log_rank_nan) by the CPU twin's float32 lane path on the active ISA — the labels the
+/// counts take (log_histogram_labels_cpu.hpp), mapped back to ranks — exposed for the
+/// exhaustive tests. `ranks` has room for n.
 void log_histogram_ranks32_cpu(const uint32_t* bits, int64_t n, int32_t* ranks) noexcept;
 
 }  // namespace trialstat::kernels

@@ -3,24 +3,25 @@
 /// @brief Body of the log-scale histogram's CPU twin, compiled once per ISA by
 /// kernels/common/cpu_regions.hpp from log_histogram_cpu.cpp (no include guard, no includes).
 ///
-/// The rank of a value is log_histogram_top_rank32 (log_histogram_top_bits32.hpp) /
-/// log_histogram_rank64 (log_histogram_op.hpp) spelled over lanes. float32 goes 16 lanes at a
-/// time from its own bits: the index (one shift of the 13 top bits), one gather of the 8192-entry
-/// table (AVX-512 / AVX2; element loads on the baseline), one integer comparison of the order
-/// key with the threshold — ±0, ±Inf and NaN included, with no select (−Inf counts at
-/// log_rank_neg_inf_alias).
+/// The counter of a value is its label (log_histogram_labels_cpu.hpp): log_histogram_label32 /
+/// log_label_of_rank(log_histogram_rank64) (log_histogram_op.hpp) spelled over lanes. float32
+/// goes 16 lanes at a time from its own bits: the index (one shift of the 13 top bits), one
+/// gather of the 8192-entry label table (AVX-512 / AVX2; element loads on the baseline), then
+/// (entry + low 19 bits) >> 20 — ±0, ±Inf and NaN included, with no select.
 /// bfloat16 and float16 are widened to float32 first (a shift; F16C's vcvtph2ps on
 /// AVX2/AVX-512). float64 goes 8 lanes at a time (first_rank by element, a gather of the
-/// float64 bound, one comparison); integers and bool are converted to float64 element by
-/// element first. Every lane computes exactly the scalar function, so every ISA gives the same
-/// ranks.
+/// float64 bound, one comparison, the rank's label); integers and bool are converted to float64
+/// element by element first. Every lane computes exactly the scalar function, so every ISA gives
+/// the same labels.
 ///
 /// Why one gather: on AMD Zen 4 (this project's benchmark machine) a 16-lane gather costs about
 /// as much as the rest of the lane work; the first version, with a second gather of the
 /// float32 bound indexed by the first, spent ≈ 55% of its cycles waiting on the two. With one
 /// gather the lane arithmetic is the cost: the 3488-entry index (clamp, sign offset) and the
 /// selects of −0.0, ±Inf and NaN were ≈ 20 of the ≈ 28 vector instructions per 16 lanes; the
-/// 13-bit index leaves ≈ 9. An arithmetic guess of the rank (exponent + degree-5 polynomial for
+/// 13-bit index leaves ≈ 9, and the label entries ≈ 7 (no sign flip of the key, no threshold
+/// extraction, comparison and conditional add: one add carries into the label; thirteenth
+/// session). An arithmetic guess of the rank (exponent + degree-5 polynomial for
 /// log2 of the mantissa, final outside a 2^-11 margin of an edge) measured slower than the
 /// gather it replaced (≈ 45 instructions per 16 lanes; bench/RESULTS.md, twelfth session).
 
@@ -42,43 +43,39 @@
 #endif
 }
 
-/// Ranks of one native register of float32 bits (log_histogram_top_rank32 per lane: a shift,
-/// one gather, one key comparison; −Inf at log_rank_neg_inf_alias).
-[[gnu::always_inline]] inline native_i32_full ranks_of_f32_bits(const log_histogram_top_table32& t,
-                                                                native_u32 bits) {
+/// Labels of one native register of float32 bits (log_histogram_label32 per lane: a shift,
+/// one gather, an add and a shift; log_histogram_labels_cpu.hpp).
+[[gnu::always_inline]] inline native_i32_full labels_of_f32_bits(const log_histogram_label_table32& t,
+                                                                 native_u32 bits) {
   const native_i32_full idx = (native_i32_full)(bits >> log_low_bits32);
-  const native_i32_full entry = gather_u32(t.entry, idx);
-  const native_i32_full flip = (native_i32_full)bits >> 31;  // 0 or −1
-  const native_i32_full key = ((native_i32_full)bits ^ flip) & static_cast<int32_t>(log_low_mask32);
-  // Both below 2^20: a signed comparison is the unsigned one; a true comparison is −1.
-  return (entry & static_cast<int32_t>(log_rank32_mask)) -
-         (key >= (native_i32_full)((native_u32)entry >> log_rank32_bits));
+  const native_u32 entry = (native_u32)gather_u32(t.entry, idx);
+  return (native_i32_full)((entry + (bits & log_low_mask32)) >> log_label_shift);
 }
 
-/// Ranks of n float32 values (a multiple of 16; any alignment) at `p` into `ranks`.
-[[gnu::always_inline]] inline void ranks_of_f32_block(const log_histogram_top_table32& t,
-                                                      const unsigned char* p, int64_t n,
-                                                      int32_t* ranks) {
+/// Labels of n float32 values (a multiple of 16; any alignment) at `p` into `labels`.
+[[gnu::always_inline]] inline void labels_of_f32_block(const log_histogram_label_table32& t,
+                                                       const unsigned char* p, int64_t n,
+                                                       int32_t* labels) {
   for (int64_t i = 0; i < n; i += native_u32_count) {
     native_u32 b;
     __builtin_memcpy(&b, p + i * 4, sizeof b);
-    const native_i32_full r = ranks_of_f32_bits(t, b);
-    __builtin_memcpy(ranks + i, &r, sizeof r);
+    const native_i32_full r = labels_of_f32_bits(t, b);
+    __builtin_memcpy(labels + i, &r, sizeof r);
   }
 }
 
-/// Test entry: ranks of n float32 bit patterns (any n) by the lane path above.
-void ranks_of_f32(const log_histogram_top_table32& t, const uint32_t* bits, int64_t n,
-                  int32_t* ranks) {
+/// Test entry: labels of n float32 bit patterns (any n) by the lane path above.
+void labels_of_f32(const log_histogram_label_table32& t, const uint32_t* bits, int64_t n,
+                   int32_t* labels) {
   constexpr int64_t pad = 16;
   const int64_t full = n & ~(pad - 1);
-  ranks_of_f32_block(t, reinterpret_cast<const unsigned char*>(bits), full, ranks);
+  labels_of_f32_block(t, reinterpret_cast<const unsigned char*>(bits), full, labels);
   if (full < n) {
     alignas(64) uint32_t tail[pad] = {};
-    alignas(64) int32_t tail_ranks[pad];
+    alignas(64) int32_t tail_labels[pad];
     __builtin_memcpy(tail, bits + full, static_cast<std::size_t>(n - full) * 4);
-    ranks_of_f32_block(t, reinterpret_cast<const unsigned char*>(tail), pad, tail_ranks);
-    __builtin_memcpy(ranks + full, tail_ranks, static_cast<std::size_t>(n - full) * 4);
+    labels_of_f32_block(t, reinterpret_cast<const unsigned char*>(tail), pad, tail_labels);
+    __builtin_memcpy(labels + full, tail_labels, static_cast<std::size_t>(n - full) * 4);
   }
 }
 
@@ -101,10 +98,11 @@ void ranks_of_f32(const log_histogram_top_table32& t, const uint32_t* bits, int6
 #endif
 }
 
-/// Ranks of n ≤ cpu_block_elements float64 values (padded to a multiple of the native width).
-[[gnu::always_inline]] inline void ranks_of_f64_block(const log_histogram_lookup& t,
-                                                      const double* values, int64_t n,
-                                                      int32_t* ranks) {
+/// Labels (log_label_of_rank) of n ≤ cpu_block_elements float64 values (padded to a multiple
+/// of the native width).
+[[gnu::always_inline]] inline void labels_of_f64_block(const log_histogram_lookup& t,
+                                                       const double* values, int64_t n,
+                                                       int32_t* labels) {
   for (int64_t i = 0; i < n; i += native_u64_count) {
     native_f64 x;
     native_u64 bits;
@@ -121,7 +119,9 @@ void ranks_of_f32(const log_histogram_top_table32& t, const uint32_t* bits, int6
     const native_f64 bound = gather_bound64(t.next_lower, first);
     native_i64 rank = first - (x >= bound);
     rank = x != x ? native_i64{} + log_rank_nan : rank;
-    for (int j = 0; j < native_u64_count; ++j) ranks[i + j] = static_cast<int32_t>(rank[j]);
+    const native_i64 label = rank >= log_label_zero_rank ? rank - log_label_zero_rank
+                                                          : log_label_mirror - rank;
+    for (int j = 0; j < native_u64_count; ++j) labels[i + j] = static_cast<int32_t>(label[j]);
   }
 }
 
@@ -140,24 +140,24 @@ void ranks_of_f32(const log_histogram_top_table32& t, const uint32_t* bits, int6
 #endif
 }
 
-/// Ranks of the n ≤ cpu_block_elements elements of a D tensor at `p` into `ranks` (the tail
-/// padded with NaN ranks up to the returned multiple of 16).
+/// Labels of the n ≤ cpu_block_elements elements of a D tensor at `p` into `labels` (the tail
+/// padded with NaN labels, log_label_nan, up to the returned multiple of 16).
 template <dtype D>
-[[gnu::always_inline]] inline int64_t rank_block(const log_histogram_lookup& t,
-                                                 const log_histogram_top_table32& top,
-                                                 const unsigned char* p, int64_t n,
-                                                 int32_t* ranks) {
+[[gnu::always_inline]] inline int64_t label_block(const log_histogram_lookup& t,
+                                                  const log_histogram_label_table32& table32,
+                                                  const unsigned char* p, int64_t n,
+                                                  int32_t* labels) {
   constexpr int64_t pad = 16;
   const int64_t padded = (n + pad - 1) / pad * pad;
   if constexpr (D == dtype::float32) {
     // Straight from the tensor's bytes; only the tail goes through a padded copy.
     const int64_t full = n & ~(pad - 1);
-    ranks_of_f32_block(top, p, full, ranks);
+    labels_of_f32_block(table32, p, full, labels);
     if (full < n) {
       alignas(64) uint32_t tail[pad];
       for (int64_t i = 0; i < pad; ++i) tail[i] = 0x7fc00000u;  // NaN
       __builtin_memcpy(tail, p + full * 4, static_cast<std::size_t>(n - full) * 4);
-      ranks_of_f32_block(top, reinterpret_cast<const unsigned char*>(tail), pad, ranks + full);
+      labels_of_f32_block(table32, reinterpret_cast<const unsigned char*>(tail), pad, labels + full);
     }
   } else if constexpr (log_histogram_uses_float32<D>) {
     alignas(64) uint32_t bits[cpu_block_elements];
@@ -176,7 +176,7 @@ template <dtype D>
       }
     }
     for (int64_t i = n; i < padded; ++i) bits[i] = 0x7fc00000u;  // NaN
-    ranks_of_f32_block(top, reinterpret_cast<const unsigned char*>(bits), padded, ranks);
+    labels_of_f32_block(table32, reinterpret_cast<const unsigned char*>(bits), padded, labels);
   } else {
     alignas(64) double values[cpu_block_elements];
     if constexpr (D == dtype::float64) {
@@ -185,45 +185,46 @@ template <dtype D>
       for (int64_t i = 0; i < n; ++i) values[i] = load_as_double<D, false>(p, i);
     }
     for (int64_t i = n; i < padded; ++i) values[i] = __builtin_nan("");
-    ranks_of_f64_block(t, values, padded, ranks);
+    labels_of_f64_block(t, values, padded, labels);
   }
   return padded;
 }
 
-/// Counts by rank of elements [begin, begin + count) of a D segment into `scratch`
-/// (log_histogram_sub_histograms × log_histogram_num_cpu_ranks counters, zero on entry; the NaN
-/// padding is counted too and is taken off by the caller: returns the padding count).
+/// Counts by label of elements [begin, begin + count) of a D segment into `scratch`
+/// (log_histogram_sub_histograms × log_histogram_num_labels counters, zero on entry; the NaN
+/// padding is counted too, at log_label_nan, and is taken off by the caller: returns the
+/// padding count).
 template <dtype D>
-[[gnu::always_inline]] inline int64_t count_ranks_t(const log_histogram_lookup& t,
-                                                    const log_histogram_top_table32& top,
-                                                    const unsigned char* bytes, int64_t begin,
-                                                    int64_t count, uint32_t* scratch) {
-  alignas(64) int32_t ranks[cpu_block_elements];
+[[gnu::always_inline]] inline int64_t count_labels_t(const log_histogram_lookup& t,
+                                                     const log_histogram_label_table32& table32,
+                                                     const unsigned char* bytes, int64_t begin,
+                                                     int64_t count, uint32_t* scratch) {
+  alignas(64) int32_t labels[cpu_block_elements];
   int64_t padding = 0;
-  constexpr int64_t stride = log_histogram_num_cpu_ranks;
-  // float32 ranks straight from the tensor 64 at a time, each block counted at once: the
+  constexpr int64_t stride = log_histogram_num_labels;
+  // float32 labels straight from the tensor 64 at a time, each block counted at once: the
   // gathers of one block overlap the counter updates of the previous one (a 1 Ki block keeps
   // them apart: 0.73 → 0.69 ns/elem on 256 KiB tensors; 16 or 32 at a time are slower).
   constexpr int64_t block = D == dtype::float32 ? 64 : cpu_block_elements;
   for (int64_t b = 0; b < count; b += block) {
     const int64_t n = count - b < block ? count - b : block;
-    const int64_t padded = rank_block<D>(t, top, bytes + (begin + b) * element_size_v<D>, n, ranks);
+    const int64_t padded = label_block<D>(t, table32, bytes + (begin + b) * element_size_v<D>, n, labels);
     padding += padded - n;
     // padded is a multiple of 16: element i counts into sub-histogram i mod 4 (runs of one
-    // rank — zeros, a saturated layer — do not serialise on one counter).
+    // label — zeros, a saturated layer — do not serialise on one counter).
     static_assert(log_histogram_sub_histograms == 4, "count_into_sub_histograms counts into 4");
-    count_into_sub_histograms(ranks, padded, scratch, stride);
+    count_into_sub_histograms(labels, padded, scratch, stride);
   }
   return padding;
 }
 
-/// Entry: counts by rank of one chunk of a segment of any real dtype (see count_ranks_t).
-int64_t count_ranks(const log_histogram_lookup& t, const log_histogram_top_table32& top,
-                    const unsigned char* bytes, dtype type, int64_t begin, int64_t count,
-                    uint32_t* scratch) {
+/// Entry: counts by label of one chunk of a segment of any real dtype (see count_labels_t).
+int64_t count_labels(const log_histogram_lookup& t, const log_histogram_label_table32& table32,
+                     const unsigned char* bytes, dtype type, int64_t begin, int64_t count,
+                     uint32_t* scratch) {
   int64_t padding = 0;
   visit_real_dtype(type, [&](auto tag) {
-    padding = count_ranks_t<decltype(tag)::value>(t, top, bytes, begin, count, scratch);
+    padding = count_labels_t<decltype(tag)::value>(t, table32, bytes, begin, count, scratch);
   });
   return padding;
 }
