@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file log_histogram_labels_cpu.hpp
 /// @brief The CPU twin's counter labels of the log-scale histogram and its float32 label table:
-/// the 8192 entries of log_histogram_top_bits32.hpp re-encoded so that a lane's label is
-/// `(entry + low) >> 20` — one add and one shift instead of the key's sign flip, the
-/// threshold's extraction, a comparison and a conditional add.
+/// the 8192 entries of log_histogram_top_bits32.hpp re-encoded so that the label of float32
+/// bits b is `(entry[b >> 19] + b) >> 20` (uint32 arithmetic) — one add and one shift instead
+/// of the key's sign flip, the threshold's extraction, a comparison and a conditional add.
 ///
 /// Labels (log_histogram_num_labels = 1555 counters): positive-side ranks r ∈ [776, 1552]
 /// (+0.0 and up, +Inf, NaN) count at r − 776; negative-side ranks r ∈ [0, 776] (−Inf … −0.0)
@@ -20,9 +20,11 @@
 ///    label = N(first + 1) + (low ≥ 2^19 − threshold) with N(r) = 1553 − r (N(first) =
 ///    N(first + 1) + 1). −Inf's alias (first + 1 = log_rank_neg_inf_alias) labels as rank 0,
 ///    and NaN (first) as 1554.
-/// Written as label = L + (low ≥ t) with t ∈ [0, 2^19], the entry is L · 2^20 + (2^20 − t):
-/// adding low < 2^19 carries into bit 20 exactly when low ≥ t (2^20 − t + low lies in
-/// [2^19, 2^20 + 2^19)), and L ≤ 1554 keeps the sum below 2^31.
+/// Written as label = L + (low ≥ t) with t ∈ [0, 2^19], the sum L · 2^20 + (2^20 − t) + low
+/// carries into bit 20 exactly when low ≥ t (2^20 − t + low lies in [2^19, 2^20 + 2^19)), and
+/// L ≤ 1554 keeps it below 2^31. The entry holds that sum's constant part minus the index's own
+/// bits, index · 2^19 (mod 2^32), so that adding the whole of b — index · 2^19 + low — leaves
+/// exactly the sum: no mask for the low bits.
 /// make_log_histogram_label_table32() builds the entries from the top table and checks, for
 /// every entry, that the label of the interval's ends and of both sides of the step maps back
 /// to the top table's rank (−Inf's alias as rank 0), so an inconsistent table fails to
@@ -72,10 +74,16 @@ struct log_histogram_label_table32 {
   uint32_t entry[log_top_size32];
 };
 
-/// @brief Label of float32 bits by the table: (entry[bits >> 19] + low 19 bits) >> 20.
+/// @brief Label of float32 bits by the table: (entry[bits >> 19] + bits) >> 20, mod 2^32.
 constexpr int log_histogram_label32(const log_histogram_label_table32& t, uint32_t bits) {
-  return static_cast<int>((t.entry[bits >> log_low_bits32] + (bits & log_low_mask32)) >>
-                          log_label_shift);
+  return static_cast<int>((t.entry[bits >> log_low_bits32] + bits) >> log_label_shift);
+}
+
+/// @brief The step t of an entry (label + 1 for low bits ≥ t; 0 ≤ t ≤ 2^19).
+constexpr uint32_t log_label_step_of_entry(const log_histogram_label_table32& t, uint32_t index) {
+  constexpr uint32_t field = (1u << log_label_shift) - 1;
+  // 2^20 − t in the low field (t = 0 carried into the label: field 0).
+  return ((1u << log_label_shift) - ((t.entry[index] + (index << log_low_bits32)) & field)) & field;
 }
 
 /// @brief The table, from the top table (see the file comment); an entry whose labels do not
@@ -104,7 +112,9 @@ constexpr log_histogram_label_table32 make_log_histogram_label_table32(
       label = log_label_mirror - above;
       step = keys - threshold;
     }
-    r.entry[index] = (static_cast<uint32_t>(label) << log_label_shift) + ((1u << log_label_shift) - step);
+    r.entry[index] = (static_cast<uint32_t>(label) << log_label_shift) + ((1u << log_label_shift) - step) -
+                     (index << log_low_bits32);  // mod 2^32
+    if (log_label_step_of_entry(r, index) != step) throw "the step does not decode";
     // The labels at the ends and around the step map back to the top table's ranks.
     const uint32_t probes[] = {0u, step == 0 ? 0u : step - 1, step < keys ? step : keys - 1, keys - 1};
     for (const uint32_t low : probes) {

@@ -225,10 +225,7 @@ TEST(LogHistogramLabels, EveryEntryCountsRank32) {
   constexpr uint32_t keys = 1u << kernels::log_low_bits32;
   for (uint32_t top = 0; top < static_cast<uint32_t>(kernels::log_top_size32); ++top) {
     const uint32_t exponent = (top >> 4) & 0xffu;
-    const uint32_t entry = labels32.entry[top];
-    // The step t from the low field 2^20 − t (t = 0 carried into the label: field 0).
-    constexpr uint32_t field = (1u << kernels::log_label_shift) - 1;
-    const uint32_t step = ((1u << kernels::log_label_shift) - (entry & field)) & field;
+    const uint32_t step = kernels::log_label_step_of_entry(labels32, top);
     ASSERT_LE(step, keys) << top;
     const auto check = [&](uint32_t low) {
       const uint32_t bits = (top << kernels::log_low_bits32) | low;
