@@ -32,6 +32,8 @@ constexpr log_histogram_lookup host_lookup{host_tables.rank32, host_tables.first
 constexpr log_histogram_label_table32 host_labels32 =
     make_log_histogram_label_table32(make_log_histogram_top_table32(host_tables));
 constexpr int log_histogram_sub_histograms = 4;
+/// Labels in groups of 8 for the flush (the last group padded with zero totals).
+constexpr int log_histogram_label_groups = (log_histogram_num_labels + 7) / 8;
 
 }  // namespace
 }  // namespace trialstat::kernels
@@ -122,20 +124,16 @@ void count_chunk(const unsigned char* bytes, dtype type, int64_t begin, int64_t 
     flush(log_label_nan_negative);
     return;
   }
-  // The totals and the zeroing in one vectorised pass, then the row's cells of the non-zero
-  // totals (a few hundred at most).
-  alignas(64) uint32_t totals[stride];
-  for (int label = 0; label < stride; ++label) {
-    uint32_t total = 0;  // mod 2^32 (≤ 65536 elements per chunk; see the padding above)
-    for (int k = 0; k < log_histogram_sub_histograms; ++k) {
-      total += c[k * stride + label];
-      c[k * stride + label] = 0;
-    }
-    totals[label] = total;
+  // The totals and the zeroing in one pass over lanes, then the row's cells of the non-zero
+  // totals (a few hundred at most), skipping zero groups of 8.
+  alignas(64) uint32_t totals[log_histogram_label_groups * 8];
+  TRIALSTAT_CPU_SELECT(take_totals)(c, totals);
+  for (int group = 0; group < log_histogram_label_groups; ++group) {
+    const uint32_t* t = totals + group * 8;
+    if ((t[0] | t[1] | t[2] | t[3] | t[4] | t[5] | t[6] | t[7]) == 0) continue;
+    for (int k = 0; k < 8; ++k) add_to_row<SharedRow>(row, group * 8 + k, t[k]);
   }
-  for (int label = 0; label < stride; ++label) add_to_row<SharedRow>(row, label, totals[label]);
 }
-
 }  // namespace
 
 void segment_log_histogram_cpu(const std::byte* base, const stats::segment& seg,

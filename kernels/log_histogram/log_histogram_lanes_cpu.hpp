@@ -199,6 +199,18 @@ template <dtype D>
   }
 }
 
+/// Entry: the totals of the four sub-histograms `counters` by label into `totals`
+/// [log_histogram_label_groups × 8] (the labels past the last one: 0), and the counters zeroed.
+void take_totals(uint32_t* counters, uint32_t* totals) {
+  constexpr int64_t stride = log_histogram_num_labels;
+  for (int64_t label = 0; label < stride; ++label) {
+    totals[label] = counters[label] + counters[stride + label] + counters[2 * stride + label] +
+                    counters[3 * stride + label];  // mod 2^32: ≤ 65536 per chunk (padding aside)
+  }
+  for (int64_t label = stride; label < int64_t{log_histogram_label_groups} * 8; ++label) totals[label] = 0;
+  __builtin_memset(counters, 0, sizeof(uint32_t) * log_histogram_sub_histograms * stride);
+}
+
 /// Entry: counts by label of one chunk of a segment of any real dtype (see count_labels_t).
 int64_t count_labels(const log_histogram_lookup& t, const log_histogram_label_table32& table32,
                      const unsigned char* bytes, dtype type, int64_t begin, int64_t count,
