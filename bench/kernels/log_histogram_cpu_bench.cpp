@@ -91,13 +91,13 @@ void bm_log_histogram(benchmark::State& state) {
   const auto& v = data(n, static_cast<int>(state.range(2)));
   const stats::segment seg{0, n, dtype::float32};
   std::vector<int64_t> cells(kernels::log_histogram_num_cells, 0);
-  kernels::segment_log_histogram_cpu(bytes_of(v), seg, cells.data());
+  kernels::segment_log_histogram_cpu(bytes_of(v), seg, cells.data(), cells.data() + kernels::log_histogram_num_bins);
   if (cells != reference_cells(v, 0, n)) {
     state.SkipWithError("log histogram cells differ from log_histogram_rank32");
     return;
   }
   for (auto _ : state) {
-    kernels::segment_log_histogram_cpu(bytes_of(v), seg, cells.data());
+    kernels::segment_log_histogram_cpu(bytes_of(v), seg, cells.data(), cells.data() + kernels::log_histogram_num_bins);
     benchmark::ClobberMemory();
   }
   set_counters(state, n);

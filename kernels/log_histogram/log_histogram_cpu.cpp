@@ -69,10 +69,20 @@ constexpr auto cell_of_label = [] {
   return cells;
 }();
 
+/// One segment's cells: the bins, then the extra cells (contiguous in a batch's row, apart for
+/// segment_log_histogram_cpu).
+struct cell_row {
+  int64_t* bins;
+  int64_t* extra;
+  int64_t& operator[](int cell) const {
+    return cell < log_histogram_num_bins ? bins[cell] : extra[cell - log_histogram_num_bins];
+  }
+};
+
 /// Adds `count` elements of `label` into the row: with a relaxed atomic add when other threads
 /// may add into the same row (compute_log_histograms_cpu's chunks of one segment), else plainly.
 template <bool SharedRow>
-void add_to_row(int64_t* row, int label, uint32_t count) {
+void add_to_row(const cell_row& row, int label, uint32_t count) {
   if (count == 0) return;
   int64_t& cell = row[cell_of_label[static_cast<std::size_t>(label)]];
   if constexpr (SharedRow) {
@@ -97,7 +107,7 @@ int label_of_element(const unsigned char* bytes, int64_t index) {
 
 template <bool SharedRow>
 void count_chunk(const unsigned char* bytes, dtype type, int64_t begin, int64_t count,
-                 int64_t* row) {
+                 const cell_row& row) {
   static thread_local label_scratch scratch;
   uint32_t* c = scratch.counters;
   const auto count_labels_isa = TRIALSTAT_CPU_SELECT(count_labels);
@@ -136,11 +146,12 @@ void count_chunk(const unsigned char* bytes, dtype type, int64_t begin, int64_t 
 }
 }  // namespace
 
-void segment_log_histogram_cpu(const std::byte* base, const stats::segment& seg,
-                               int64_t* cells) noexcept {
+void segment_log_histogram_cpu(const std::byte* base, const stats::segment& seg, int64_t* bins,
+                               int64_t* extra_cells) noexcept {
   const auto* bytes = reinterpret_cast<const unsigned char*>(base) + seg.offset_bytes;
+  const cell_row row{bins, extra_cells};
   for (int64_t begin = 0; begin < seg.num_elements; begin += cpu_chunk_elements) {
-    count_chunk<false>(bytes, seg.type, begin, std::min(cpu_chunk_elements, seg.num_elements - begin), cells);
+    count_chunk<false>(bytes, seg.type, begin, std::min(cpu_chunk_elements, seg.num_elements - begin), row);
   }
 }
 
@@ -167,7 +178,8 @@ status compute_log_histograms_cpu(const std::byte* base, std::span<const stats::
       const auto s = static_cast<std::size_t>(item.segment);
       const auto* bytes = reinterpret_cast<const unsigned char*>(base) + segments[s].offset_bytes;
       int64_t* row = cells.data() + s * static_cast<std::size_t>(log_histogram_num_cells);
-      count_chunk<true>(bytes, segments[s].type, item.begin, item.count, row);
+      count_chunk<true>(bytes, segments[s].type, item.begin, item.count,
+                        cell_row{row, row + log_histogram_num_bins});
     });
   } catch (const std::bad_alloc&) {
     return status(error_code::out_of_memory,

@@ -9,6 +9,7 @@
 // over all float32 bit patterns, and random bits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -306,6 +307,12 @@ void expect_twin_matches(const std::vector<std::byte>& bytes, dtype type, int64_
     EXPECT_EQ(row[kernels::log_cell_neg_inf], r.neg_inf);
     EXPECT_EQ(row[kernels::log_cell_below], r.below);
     EXPECT_EQ(row[kernels::log_cell_above], r.above);
+    // The per-tensor entry (the bins and the extra cells apart) gives the same cells.
+    std::vector<int64_t> bins(kernels::log_histogram_num_bins, 0);
+    std::vector<int64_t> extra(log_histogram_num_cells - kernels::log_histogram_num_bins, 0);
+    kernels::segment_log_histogram_cpu(buffer.data(), segments[s], bins.data(), extra.data());
+    ASSERT_TRUE(std::equal(bins.begin(), bins.end(), row));
+    ASSERT_TRUE(std::equal(extra.begin(), extra.end(), row + kernels::log_histogram_num_bins));
   }
 }
 
