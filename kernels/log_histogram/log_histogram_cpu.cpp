@@ -44,7 +44,7 @@ constexpr int log_histogram_label_groups = (log_histogram_num_labels + 7) / 8;
 namespace trialstat::kernels {
 namespace {
 
-/// Chunks of at most this many elements are flushed by walking their elements' labels instead
+/// Chunks of at most this many elements are counted and flushed by walking their labels instead
 /// of every counter (a 1 KiB tensor touches a few dozen of the 1555).
 constexpr int64_t sparse_flush_elements = 512;
 
@@ -110,30 +110,25 @@ void count_chunk(const unsigned char* bytes, dtype type, int64_t begin, int64_t 
                  const cell_row& row) {
   static thread_local label_scratch scratch;
   uint32_t* c = scratch.counters;
+  if (count <= sparse_flush_elements) {
+    // A small chunk: its labels once (the scalar functions the lanes spell), counted into the
+    // first sub-histogram (runs are short next to the work per tensor), then flushed and
+    // re-zeroed by walking the labels — not the 1555 counters.
+    int32_t labels[sparse_flush_elements];
+    visit_real_dtype(type, [&](auto tag) {
+      constexpr dtype D = decltype(tag)::value;
+      for (int64_t i = 0; i < count; ++i) labels[i] = label_of_element<D>(bytes, begin + i);
+    });
+    for (int64_t i = 0; i < count; ++i) ++c[labels[i]];
+    for (int64_t i = 0; i < count; ++i) {
+      add_to_row<SharedRow>(row, labels[i], c[labels[i]]);  // once: the first visit zeroes it
+      c[labels[i]] = 0;
+    }
+    return;
+  }
   const auto count_labels_isa = TRIALSTAT_CPU_SELECT(count_labels);
   const int64_t padding = count_labels_isa(host_lookup, host_labels32, bytes, type, begin, count, c);
   c[log_label_nan] -= static_cast<uint32_t>(padding);  // the NaN padding of the last block
-  constexpr int stride = log_histogram_num_labels;
-  if (count <= sparse_flush_elements) {
-    // Walk the elements again (cheap next to 4 × 1555 counters): flush and re-zero the labels
-    // they hit, then both NaN labels (NaN payloads: whatever the float16 widening made of
-    // them, a NaN keeps its sign). The padding was taken off already.
-    const auto flush = [&](int label) {
-      uint32_t total = 0;  // mod 2^32: the padding was taken off sub-histogram 0 only
-      for (int k = 0; k < log_histogram_sub_histograms; ++k) {
-        total += c[k * stride + label];
-        c[k * stride + label] = 0;
-      }
-      add_to_row<SharedRow>(row, label, total);
-    };
-    visit_real_dtype(type, [&](auto tag) {
-      constexpr dtype D = decltype(tag)::value;
-      for (int64_t i = 0; i < count; ++i) flush(label_of_element<D>(bytes, begin + i));
-    });
-    flush(log_label_nan);
-    flush(log_label_nan_negative);
-    return;
-  }
   // The totals and the zeroing in one pass over lanes, then the row's cells of the non-zero
   // totals (a few hundred at most), skipping zero groups of 8.
   alignas(64) uint32_t totals[log_histogram_label_groups * 8];
