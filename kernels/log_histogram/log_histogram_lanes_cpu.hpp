@@ -17,8 +17,8 @@
 /// Why scalar for float32 (thirteenth session): on AMD Zen 4, this project's benchmark machine,
 /// a 16-lane vpgatherdd is microcoded and slower than 16 scalar loads. With the label table the
 /// lane work was down to 6 instructions per 16 values besides the gather, and the labels alone
-/// still cost ≈ 0.45 ns/value — the gather; the scalar loop (≈ 5 instructions per value, the
-/// table load among them) counts in 0.52 ns/value against 0.69–0.72 for gather + counting
+/// still cost ≈ 0.45 ns/value — the gather; the scalar loop (6 instructions per value, the
+/// table load among them) counts in 0.49–0.52 ns/value against 0.69–0.72 for gather + counting
 /// (bench/kernels/log_histogram_cpu_bench.cpp, 256 KiB tensors). Earlier: a second gather of
 /// the float32 bound (≈ 55% of the cycles waiting on the two gathers), a 3488-entry index
 /// with clamp, sign offset and selects of −0.0, ±Inf and NaN (≈ 28 vector instructions per
@@ -28,11 +28,6 @@
 /// (its window and escape arithmetic cost more than the halved counter updates saved).
 
 // NOLINTBEGIN (included inside a namespace by cpu_regions.hpp)
-
-/// Label of float32 bits (log_histogram_label32, log_histogram_labels_cpu.hpp).
-[[gnu::always_inline]] inline uint32_t label_of_f32_bits(const uint32_t* entry, uint32_t bits) {
-  return (entry[bits >> log_low_bits32] + bits) >> log_label_shift;
-}
 
 /// Counts by label of n float32 values (any n, any alignment) at `p` into the four
 /// sub-histograms `counters` (log_histogram_num_labels apart): element i into sub-histogram
@@ -47,7 +42,6 @@
   uint32_t* c1 = counters + stride;
   uint32_t* c2 = counters + 2 * stride;
   uint32_t* c3 = counters + 3 * stride;
-  const uint32_t* e = t.entry;
   int64_t i = 0;
   for (; i + 4 <= n; i += 4) {
     uint32_t b0, b1, b2, b3;
@@ -55,22 +49,22 @@
     __builtin_memcpy(&b1, p + i * 4 + 4, 4);
     __builtin_memcpy(&b2, p + i * 4 + 8, 4);
     __builtin_memcpy(&b3, p + i * 4 + 12, 4);
-    ++c0[label_of_f32_bits(e, b0)];
-    ++c1[label_of_f32_bits(e, b1)];
-    ++c2[label_of_f32_bits(e, b2)];
-    ++c3[label_of_f32_bits(e, b3)];
+    ++c0[log_histogram_label32(t, b0)];
+    ++c1[log_histogram_label32(t, b1)];
+    ++c2[log_histogram_label32(t, b2)];
+    ++c3[log_histogram_label32(t, b3)];
   }
   for (; i < n; ++i) {
     uint32_t b;
     __builtin_memcpy(&b, p + i * 4, 4);
-    ++c0[label_of_f32_bits(e, b)];
+    ++c0[log_histogram_label32(t, b)];
   }
 }
 
-/// Test entry: labels of n float32 bit patterns by label_of_f32_bits as compiled here.
+/// Test entry: labels of n float32 bit patterns by log_histogram_label32 as compiled here.
 void labels_of_f32(const log_histogram_label_table32& t, const uint32_t* bits, int64_t n,
                    int32_t* labels) {
-  for (int64_t i = 0; i < n; ++i) labels[i] = static_cast<int32_t>(label_of_f32_bits(t.entry, bits[i]));
+  for (int64_t i = 0; i < n; ++i) labels[i] = log_histogram_label32(t, bits[i]);
 }
 
 /// first_rank[idx] and next_lower[rank] for 64-bit lanes.
