@@ -53,18 +53,11 @@ struct label_scratch {
   alignas(64) uint32_t counters[log_histogram_sub_histograms * log_histogram_num_labels] = {};
 };
 
-/// The cell of every label (log_cell_of_label, looked up at every flush).
-constexpr auto cell_of_label = [] {
+/// The cell of every label (log_cell_of_label as a table: looked up at every flush).
+const std::array<uint16_t, log_histogram_num_labels> cell_of_label = [] {
   std::array<uint16_t, log_histogram_num_labels> cells{};
   for (int label = 0; label < log_histogram_num_labels; ++label) {
-    const int rank = log_rank_of_label(label);
-    cells[static_cast<std::size_t>(label)] = static_cast<uint16_t>(
-        rank >= log_rank_first_bin && rank < log_rank_above ? rank - log_rank_first_bin
-        : rank == log_rank_neg_inf                          ? log_cell_neg_inf
-        : rank == log_rank_below                            ? log_cell_below
-        : rank == log_rank_above                            ? log_cell_above
-        : rank == log_rank_pos_inf                          ? log_cell_pos_inf
-                                                            : log_cell_nan);
+    cells[static_cast<std::size_t>(label)] = static_cast<uint16_t>(log_cell_of_label(label));
   }
   return cells;
 }();
