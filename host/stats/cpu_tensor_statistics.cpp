@@ -4,6 +4,8 @@
 
 #include <array>
 #include <new>
+#include <utility>
+#include <vector>
 
 #include "kernels/histogram/histogram_cpu.hpp"
 #include "kernels/log_histogram/log_histogram_cpu.hpp"
@@ -27,9 +29,11 @@ status compute_tensor_statistics(const std::byte* base, const stats::segment& se
       record.histogram = std::move(h);
     }
     if (request.log_histogram) {
-      std::array<int64_t, kernels::log_histogram_num_cells> cells{};
-      kernels::segment_log_histogram_cpu(base, seg, cells.data());
-      record.log_histogram = log_histogram_from_cells(cells.data());
+      // The bins straight into the record's vector (a 12 KiB copy per tensor less).
+      std::vector<int64_t> bins(kernels::log_histogram_num_bins, 0);
+      std::array<int64_t, kernels::log_histogram_num_cells - kernels::log_histogram_num_bins> extra{};
+      kernels::segment_log_histogram_cpu(base, seg, bins.data(), extra.data());
+      record.log_histogram = log_histogram_from_cells(std::move(bins), extra.data());
     }
     if (kept != nullptr && request.history_depth > 0) {
       const tensor_view view{base + seg.offset_bytes, record.type, record.shape,

@@ -4,6 +4,7 @@
 #include "trialstat/stats/log_histogram.hpp"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host/stats/dispatch.hpp"
@@ -56,16 +57,23 @@ std::span<const double> log_histogram_edges() noexcept {
   return {edge_table.edge, static_cast<std::size_t>(kernels::log_histogram_num_edges)};
 }
 
-log_histogram log_histogram_from_cells(const int64_t* cells) {
+log_histogram log_histogram_from_cells(std::vector<int64_t>&& bin_counts, const int64_t* extra_cells) {
   static_assert(kernels::log_histogram_num_bins == log_histogram_bins);
+  constexpr int bins = kernels::log_histogram_num_bins;
   log_histogram h;
-  h.counts.assign(cells, cells + kernels::log_histogram_num_bins);
-  h.nan_count = cells[kernels::log_cell_nan];
-  h.pos_inf_count = cells[kernels::log_cell_pos_inf];
-  h.neg_inf_count = cells[kernels::log_cell_neg_inf];
-  h.below_count = cells[kernels::log_cell_below];
-  h.above_count = cells[kernels::log_cell_above];
+  h.counts = std::move(bin_counts);
+  h.nan_count = extra_cells[kernels::log_cell_nan - bins];
+  h.pos_inf_count = extra_cells[kernels::log_cell_pos_inf - bins];
+  h.neg_inf_count = extra_cells[kernels::log_cell_neg_inf - bins];
+  h.below_count = extra_cells[kernels::log_cell_below - bins];
+  h.above_count = extra_cells[kernels::log_cell_above - bins];
   return h;
+}
+
+log_histogram log_histogram_from_cells(const int64_t* cells) {
+  return log_histogram_from_cells(
+      std::vector<int64_t>(cells, cells + kernels::log_histogram_num_bins),
+      cells + kernels::log_histogram_num_bins);
 }
 
 status compute_log_histograms(const std::byte* base, std::span<const segment> segments,

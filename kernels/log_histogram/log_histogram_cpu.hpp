@@ -20,16 +20,19 @@ namespace trialstat::kernels {
                                                 std::span<const stats::segment> segments,
                                                 std::span<int64_t> cells) noexcept;
 
-/// @brief The cells of one segment on the calling thread, added into `cells`
-/// [log_histogram_num_cells] (the per-tensor form of compute_log_histograms_cpu; exact counts,
-/// so the same cells). No segment checks: the caller has validated it (validate_segments).
-void segment_log_histogram_cpu(const std::byte* base, const stats::segment& seg,
-                               int64_t* cells) noexcept;
+/// @brief The cells of one segment on the calling thread, added into `bins`
+/// [log_histogram_num_bins] and `extra_cells` [log_histogram_num_cells − log_histogram_num_bins]
+/// (NaN, +Inf, −Inf, below, above: the cells after the bins) — the per-tensor form of
+/// compute_log_histograms_cpu (exact counts, so the same cells), with the bins where the caller
+/// keeps them (a record's vector: no copy). No segment checks: the caller has validated it
+/// (validate_segments).
+void segment_log_histogram_cpu(const std::byte* base, const stats::segment& seg, int64_t* bins,
+                               int64_t* extra_cells) noexcept;
 
 /// @brief Ranks of n float32 values given by their bit patterns (log_histogram_op.hpp's ranks,
-/// 0 … log_rank_nan, except −Inf: log_rank_neg_inf_alias of log_histogram_top_bits32.hpp), by
-/// the CPU twin's float32 lane path on the active ISA — the path the counts take, exposed for
-/// the exhaustive tests. `ranks` has room for n.
+/// 0 … log_rank_nan) by the CPU twin's float32 lane path on the active ISA — the labels the
+/// counts take (log_histogram_labels_cpu.hpp), mapped back to ranks — exposed for the
+/// exhaustive tests. `ranks` has room for n.
 void log_histogram_ranks32_cpu(const uint32_t* bits, int64_t n, int32_t* ranks) noexcept;
 
 }  // namespace trialstat::kernels

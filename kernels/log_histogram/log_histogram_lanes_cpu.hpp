@@ -3,83 +3,68 @@
 /// @brief Body of the log-scale histogram's CPU twin, compiled once per ISA by
 /// kernels/common/cpu_regions.hpp from log_histogram_cpu.cpp (no include guard, no includes).
 ///
-/// The rank of a value is log_histogram_top_rank32 (log_histogram_top_bits32.hpp) /
-/// log_histogram_rank64 (log_histogram_op.hpp) spelled over lanes. float32 goes 16 lanes at a
-/// time from its own bits: the index (one shift of the 13 top bits), one gather of the 8192-entry
-/// table (AVX-512 / AVX2; element loads on the baseline), one integer comparison of the order
-/// key with the threshold — ±0, ±Inf and NaN included, with no select (−Inf counts at
-/// log_rank_neg_inf_alias).
-/// bfloat16 and float16 are widened to float32 first (a shift; F16C's vcvtph2ps on
-/// AVX2/AVX-512). float64 goes 8 lanes at a time (first_rank by element, a gather of the
-/// float64 bound, one comparison); integers and bool are converted to float64 element by
-/// element first. Every lane computes exactly the scalar function, so every ISA gives the same
-/// ranks.
+/// The counter of a value is its label (log_histogram_labels_cpu.hpp): log_histogram_label32 /
+/// log_label_of_rank(log_histogram_rank64) (log_histogram_op.hpp).
+///  - float32 (and float16, bfloat16 widened to float32 first: a shift; F16C's vcvtph2ps on
+///    AVX2/AVX-512) count value by value in scalar code: per value the table load (index: one
+///    shift of the 13 top bits), one add of the whole bits, a shift, and the counter update —
+///    ±0, ±Inf and NaN included, with no select.
+///  - float64 goes 8 lanes at a time (first_rank by element, a gather of the float64 bound, one
+///    comparison, the rank's label); integers and bool are converted to float64 element by
+///    element first.
+/// Every path computes exactly the scalar functions, so every ISA gives the same counts.
 ///
-/// Why one gather: on AMD Zen 4 (this project's benchmark machine) a 16-lane gather costs about
-/// as much as the rest of the lane work; the first version, with a second gather of the
-/// float32 bound indexed by the first, spent ≈ 55% of its cycles waiting on the two. With one
-/// gather the lane arithmetic is the cost: the 3488-entry index (clamp, sign offset) and the
-/// selects of −0.0, ±Inf and NaN were ≈ 20 of the ≈ 28 vector instructions per 16 lanes; the
-/// 13-bit index leaves ≈ 9. An arithmetic guess of the rank (exponent + degree-5 polynomial for
-/// log2 of the mantissa, final outside a 2^-11 margin of an edge) measured slower than the
-/// gather it replaced (≈ 45 instructions per 16 lanes; bench/RESULTS.md, twelfth session).
+/// Why scalar for float32 (thirteenth session): on AMD Zen 4, this project's benchmark machine,
+/// a 16-lane vpgatherdd is microcoded and slower than 16 scalar loads. With the label table the
+/// lane work was down to 6 instructions per 16 values besides the gather, and the labels alone
+/// still cost ≈ 0.45 ns/value — the gather; the scalar loop (6 instructions per value, the
+/// table load among them) counts in 0.49–0.52 ns/value against 0.69–0.72 for gather + counting
+/// (bench/kernels/log_histogram_cpu_bench.cpp, 256 KiB tensors). Earlier: a second gather of
+/// the float32 bound (≈ 55% of the cycles waiting on the two gathers), a 3488-entry index
+/// with clamp, sign offset and selects of −0.0, ±Inf and NaN (≈ 28 vector instructions per
+/// 16 lanes), an arithmetic guess of the rank by a degree-5 polynomial (≈ 45 per 16 lanes,
+/// slower than the gather; twelfth session), and — this session — a vector half / scalar half
+/// split of each block (slower than scalar alone) and pair counting over two 32-rank windows
+/// (its window and escape arithmetic cost more than the halved counter updates saved).
 
 // NOLINTBEGIN (included inside a namespace by cpu_regions.hpp)
 
-/// table[idx] for every lane.
-[[gnu::always_inline]] inline native_i32_full gather_u32(const uint32_t* table,
-                                                         const native_i32_full& idx) {
-#if TRIALSTAT_CPU_NATIVE_BYTES == 64
-  return (native_i32_full)_mm512_mask_i32gather_epi32(
-      _mm512_setzero_si512(), static_cast<__mmask16>(0xFFFF), (__m512i)idx, table, 4);
-#elif TRIALSTAT_CPU_NATIVE_BYTES == 32
-  return (native_i32_full)_mm256_i32gather_epi32(reinterpret_cast<const int*>(table),
-                                                 (__m256i)idx, 4);
-#else
-  native_i32_full r;
-  for (int j = 0; j < native_u32_count; ++j) r[j] = static_cast<int32_t>(table[idx[j]]);
-  return r;
-#endif
-}
-
-/// Ranks of one native register of float32 bits (log_histogram_top_rank32 per lane: a shift,
-/// one gather, one key comparison; −Inf at log_rank_neg_inf_alias).
-[[gnu::always_inline]] inline native_i32_full ranks_of_f32_bits(const log_histogram_top_table32& t,
-                                                                native_u32 bits) {
-  const native_i32_full idx = (native_i32_full)(bits >> log_low_bits32);
-  const native_i32_full entry = gather_u32(t.entry, idx);
-  const native_i32_full flip = (native_i32_full)bits >> 31;  // 0 or −1
-  const native_i32_full key = ((native_i32_full)bits ^ flip) & static_cast<int32_t>(log_low_mask32);
-  // Both below 2^20: a signed comparison is the unsigned one; a true comparison is −1.
-  return (entry & static_cast<int32_t>(log_rank32_mask)) -
-         (key >= (native_i32_full)((native_u32)entry >> log_rank32_bits));
-}
-
-/// Ranks of n float32 values (a multiple of 16; any alignment) at `p` into `ranks`.
-[[gnu::always_inline]] inline void ranks_of_f32_block(const log_histogram_top_table32& t,
-                                                      const unsigned char* p, int64_t n,
-                                                      int32_t* ranks) {
-  for (int64_t i = 0; i < n; i += native_u32_count) {
-    native_u32 b;
-    __builtin_memcpy(&b, p + i * 4, sizeof b);
-    const native_i32_full r = ranks_of_f32_bits(t, b);
-    __builtin_memcpy(ranks + i, &r, sizeof r);
+/// Counts by label of n float32 values (any n, any alignment) at `p` into the four
+/// sub-histograms `counters` (log_histogram_num_labels apart): element i into sub-histogram
+/// i mod 4, so that runs of one label — zeros, a saturated layer — do not serialise on one
+/// counter. Per value a 32-bit load, the table load (its add folded in), two shifts and the
+/// counter update (two values per 64-bit load, or a bextr for the index, measured no faster).
+[[gnu::always_inline]] inline void count_f32_labels(const log_histogram_label_table32& t,
+                                                    const unsigned char* p, int64_t n,
+                                                    uint32_t* counters) {
+  constexpr int64_t stride = log_histogram_num_labels;
+  uint32_t* c0 = counters;
+  uint32_t* c1 = counters + stride;
+  uint32_t* c2 = counters + 2 * stride;
+  uint32_t* c3 = counters + 3 * stride;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    uint32_t b0, b1, b2, b3;
+    __builtin_memcpy(&b0, p + i * 4, 4);
+    __builtin_memcpy(&b1, p + i * 4 + 4, 4);
+    __builtin_memcpy(&b2, p + i * 4 + 8, 4);
+    __builtin_memcpy(&b3, p + i * 4 + 12, 4);
+    ++c0[log_histogram_label32(t, b0)];
+    ++c1[log_histogram_label32(t, b1)];
+    ++c2[log_histogram_label32(t, b2)];
+    ++c3[log_histogram_label32(t, b3)];
+  }
+  for (; i < n; ++i) {
+    uint32_t b;
+    __builtin_memcpy(&b, p + i * 4, 4);
+    ++c0[log_histogram_label32(t, b)];
   }
 }
 
-/// Test entry: ranks of n float32 bit patterns (any n) by the lane path above.
-void ranks_of_f32(const log_histogram_top_table32& t, const uint32_t* bits, int64_t n,
-                  int32_t* ranks) {
-  constexpr int64_t pad = 16;
-  const int64_t full = n & ~(pad - 1);
-  ranks_of_f32_block(t, reinterpret_cast<const unsigned char*>(bits), full, ranks);
-  if (full < n) {
-    alignas(64) uint32_t tail[pad] = {};
-    alignas(64) int32_t tail_ranks[pad];
-    __builtin_memcpy(tail, bits + full, static_cast<std::size_t>(n - full) * 4);
-    ranks_of_f32_block(t, reinterpret_cast<const unsigned char*>(tail), pad, tail_ranks);
-    __builtin_memcpy(ranks + full, tail_ranks, static_cast<std::size_t>(n - full) * 4);
-  }
+/// Test entry: labels of n float32 bit patterns by log_histogram_label32 as compiled here.
+void labels_of_f32(const log_histogram_label_table32& t, const uint32_t* bits, int64_t n,
+                   int32_t* labels) {
+  for (int64_t i = 0; i < n; ++i) labels[i] = log_histogram_label32(t, bits[i]);
 }
 
 /// first_rank[idx] and next_lower[rank] for 64-bit lanes.
@@ -101,10 +86,11 @@ void ranks_of_f32(const log_histogram_top_table32& t, const uint32_t* bits, int6
 #endif
 }
 
-/// Ranks of n ≤ cpu_block_elements float64 values (padded to a multiple of the native width).
-[[gnu::always_inline]] inline void ranks_of_f64_block(const log_histogram_lookup& t,
-                                                      const double* values, int64_t n,
-                                                      int32_t* ranks) {
+/// Labels (log_label_of_rank) of n ≤ cpu_block_elements float64 values (padded to a multiple
+/// of the native width).
+[[gnu::always_inline]] inline void labels_of_f64_block(const log_histogram_lookup& t,
+                                                       const double* values, int64_t n,
+                                                       int32_t* labels) {
   for (int64_t i = 0; i < n; i += native_u64_count) {
     native_f64 x;
     native_u64 bits;
@@ -121,7 +107,9 @@ void ranks_of_f32(const log_histogram_top_table32& t, const uint32_t* bits, int6
     const native_f64 bound = gather_bound64(t.next_lower, first);
     native_i64 rank = first - (x >= bound);
     rank = x != x ? native_i64{} + log_rank_nan : rank;
-    for (int j = 0; j < native_u64_count; ++j) ranks[i + j] = static_cast<int32_t>(rank[j]);
+    const native_i64 label = rank >= log_label_zero_rank ? rank - log_label_zero_rank
+                                                          : log_label_mirror - rank;
+    for (int j = 0; j < native_u64_count; ++j) labels[i + j] = static_cast<int32_t>(label[j]);
   }
 }
 
@@ -140,90 +128,92 @@ void ranks_of_f32(const log_histogram_top_table32& t, const uint32_t* bits, int6
 #endif
 }
 
-/// Ranks of the n ≤ cpu_block_elements elements of a D tensor at `p` into `ranks` (the tail
-/// padded with NaN ranks up to the returned multiple of 16).
+/// float16 / bfloat16 elements [0, n) at `p` as float32 bits (exact), n ≤ cpu_block_elements.
 template <dtype D>
-[[gnu::always_inline]] inline int64_t rank_block(const log_histogram_lookup& t,
-                                                 const log_histogram_top_table32& top,
-                                                 const unsigned char* p, int64_t n,
-                                                 int32_t* ranks) {
-  constexpr int64_t pad = 16;
-  const int64_t padded = (n + pad - 1) / pad * pad;
-  if constexpr (D == dtype::float32) {
-    // Straight from the tensor's bytes; only the tail goes through a padded copy.
-    const int64_t full = n & ~(pad - 1);
-    ranks_of_f32_block(top, p, full, ranks);
-    if (full < n) {
-      alignas(64) uint32_t tail[pad];
-      for (int64_t i = 0; i < pad; ++i) tail[i] = 0x7fc00000u;  // NaN
-      __builtin_memcpy(tail, p + full * 4, static_cast<std::size_t>(n - full) * 4);
-      ranks_of_f32_block(top, reinterpret_cast<const unsigned char*>(tail), pad, ranks + full);
+[[gnu::always_inline]] inline void widen_block(const unsigned char* p, int64_t n, uint32_t* bits) {
+  if constexpr (D == dtype::bfloat16) {
+    for (int64_t i = 0; i < n; ++i) {
+      uint16_t h;
+      __builtin_memcpy(&h, p + i * 2, 2);
+      bits[i] = static_cast<uint32_t>(h) << 16;
     }
+  } else {
+    static_assert(D == dtype::float16);
+    const int64_t full = n & ~int64_t{7};
+    widen_f16_block(p, full, bits);
+    for (int64_t i = full; i < n; ++i) {
+      const float f = load_as_float32<D, false>(p, i);
+      __builtin_memcpy(bits + i, &f, 4);
+    }
+  }
+}
+
+/// Counts by label of elements [begin, begin + count) of a D segment into `scratch`
+/// (log_histogram_sub_histograms × log_histogram_num_labels counters, zero on entry). float32,
+/// float16 and bfloat16 count element by element (count_f32_labels); the float64 lanes pad their
+/// last block with NaN, counted at log_label_nan and taken off by the caller: returns that
+/// padding count.
+template <dtype D>
+[[gnu::always_inline]] inline int64_t count_labels_t(const log_histogram_lookup& t,
+                                                     const log_histogram_label_table32& table32,
+                                                     const unsigned char* bytes, int64_t begin,
+                                                     int64_t count, uint32_t* scratch) {
+  const unsigned char* p = bytes + begin * element_size_v<D>;
+  if constexpr (D == dtype::float32) {
+    count_f32_labels(table32, p, count, scratch);
+    return 0;
   } else if constexpr (log_histogram_uses_float32<D>) {
     alignas(64) uint32_t bits[cpu_block_elements];
-    if constexpr (D == dtype::bfloat16) {
-      for (int64_t i = 0; i < n; ++i) {
-        uint16_t h;
-        __builtin_memcpy(&h, p + i * 2, 2);
-        bits[i] = static_cast<uint32_t>(h) << 16;
-      }
-    } else {
-      const int64_t full = n & ~int64_t{7};
-      widen_f16_block(p, full, bits);
-      for (int64_t i = full; i < n; ++i) {
-        const float f = load_as_float32<D, false>(p, i);
-        __builtin_memcpy(bits + i, &f, 4);
-      }
+    for (int64_t b = 0; b < count; b += cpu_block_elements) {
+      const int64_t n = count - b < cpu_block_elements ? count - b : cpu_block_elements;
+      widen_block<D>(p + b * element_size_v<D>, n, bits);
+      count_f32_labels(table32, reinterpret_cast<const unsigned char*>(bits), n, scratch);
     }
-    for (int64_t i = n; i < padded; ++i) bits[i] = 0x7fc00000u;  // NaN
-    ranks_of_f32_block(top, reinterpret_cast<const unsigned char*>(bits), padded, ranks);
+    return 0;
   } else {
     alignas(64) double values[cpu_block_elements];
-    if constexpr (D == dtype::float64) {
-      __builtin_memcpy(values, p, static_cast<std::size_t>(n) * 8);
-    } else {
-      for (int64_t i = 0; i < n; ++i) values[i] = load_as_double<D, false>(p, i);
+    alignas(64) int32_t labels[cpu_block_elements];
+    constexpr int64_t pad = 16;
+    int64_t padding = 0;
+    for (int64_t b = 0; b < count; b += cpu_block_elements) {
+      const int64_t n = count - b < cpu_block_elements ? count - b : cpu_block_elements;
+      const unsigned char* q = p + b * element_size_v<D>;
+      if constexpr (D == dtype::float64) {
+        __builtin_memcpy(values, q, static_cast<std::size_t>(n) * 8);
+      } else {
+        for (int64_t i = 0; i < n; ++i) values[i] = load_as_double<D, false>(q, i);
+      }
+      const int64_t padded = (n + pad - 1) / pad * pad;
+      for (int64_t i = n; i < padded; ++i) values[i] = __builtin_nan("");
+      padding += padded - n;
+      labels_of_f64_block(t, values, padded, labels);
+      // padded is a multiple of 16: element i counts into sub-histogram i mod 4.
+      static_assert(log_histogram_sub_histograms == 4, "count_into_sub_histograms counts into 4");
+      count_into_sub_histograms(labels, padded, scratch, log_histogram_num_labels);
     }
-    for (int64_t i = n; i < padded; ++i) values[i] = __builtin_nan("");
-    ranks_of_f64_block(t, values, padded, ranks);
+    return padding;
   }
-  return padded;
 }
 
-/// Counts by rank of elements [begin, begin + count) of a D segment into `scratch`
-/// (log_histogram_sub_histograms × log_histogram_num_cpu_ranks counters, zero on entry; the NaN
-/// padding is counted too and is taken off by the caller: returns the padding count).
-template <dtype D>
-[[gnu::always_inline]] inline int64_t count_ranks_t(const log_histogram_lookup& t,
-                                                    const log_histogram_top_table32& top,
-                                                    const unsigned char* bytes, int64_t begin,
-                                                    int64_t count, uint32_t* scratch) {
-  alignas(64) int32_t ranks[cpu_block_elements];
-  int64_t padding = 0;
-  constexpr int64_t stride = log_histogram_num_cpu_ranks;
-  // float32 ranks straight from the tensor 64 at a time, each block counted at once: the
-  // gathers of one block overlap the counter updates of the previous one (a 1 Ki block keeps
-  // them apart: 0.73 → 0.69 ns/elem on 256 KiB tensors; 16 or 32 at a time are slower).
-  constexpr int64_t block = D == dtype::float32 ? 64 : cpu_block_elements;
-  for (int64_t b = 0; b < count; b += block) {
-    const int64_t n = count - b < block ? count - b : block;
-    const int64_t padded = rank_block<D>(t, top, bytes + (begin + b) * element_size_v<D>, n, ranks);
-    padding += padded - n;
-    // padded is a multiple of 16: element i counts into sub-histogram i mod 4 (runs of one
-    // rank — zeros, a saturated layer — do not serialise on one counter).
-    static_assert(log_histogram_sub_histograms == 4, "count_into_sub_histograms counts into 4");
-    count_into_sub_histograms(ranks, padded, scratch, stride);
+/// Entry: the totals of the four sub-histograms `counters` by label into `totals`
+/// [log_histogram_label_groups × 8] (the labels past the last one: 0), and the counters zeroed.
+void take_totals(uint32_t* counters, uint32_t* totals) {
+  constexpr int64_t stride = log_histogram_num_labels;
+  for (int64_t label = 0; label < stride; ++label) {
+    totals[label] = counters[label] + counters[stride + label] + counters[2 * stride + label] +
+                    counters[3 * stride + label];  // mod 2^32: ≤ 65536 per chunk (padding aside)
   }
-  return padding;
+  for (int64_t label = stride; label < int64_t{log_histogram_label_groups} * 8; ++label) totals[label] = 0;
+  __builtin_memset(counters, 0, sizeof(uint32_t) * log_histogram_sub_histograms * stride);
 }
 
-/// Entry: counts by rank of one chunk of a segment of any real dtype (see count_ranks_t).
-int64_t count_ranks(const log_histogram_lookup& t, const log_histogram_top_table32& top,
-                    const unsigned char* bytes, dtype type, int64_t begin, int64_t count,
-                    uint32_t* scratch) {
+/// Entry: counts by label of one chunk of a segment of any real dtype (see count_labels_t).
+int64_t count_labels(const log_histogram_lookup& t, const log_histogram_label_table32& table32,
+                     const unsigned char* bytes, dtype type, int64_t begin, int64_t count,
+                     uint32_t* scratch) {
   int64_t padding = 0;
   visit_real_dtype(type, [&](auto tag) {
-    padding = count_ranks_t<decltype(tag)::value>(t, top, bytes, begin, count, scratch);
+    padding = count_labels_t<decltype(tag)::value>(t, table32, bytes, begin, count, scratch);
   });
   return padding;
 }

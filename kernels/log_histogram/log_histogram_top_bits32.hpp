@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file log_histogram_top_bits32.hpp
-/// @brief The CPU twin's float32 table of the log-scale histogram: `rank32` of
+/// @brief The CPU twin's float32 rank table of the log-scale histogram (the verified step to its
+/// label table, log_histogram_labels_cpu.hpp, which the counts use): `rank32` of
 /// log_histogram_op.hpp re-indexed by the 13 top bits of a float32 (sign, the whole exponent,
 /// the 4 leading mantissa bits), so that a lane's index is one shift — no clamp, no sign
 /// offset — and the special values need no selects: every float32 bit pattern, ±0, ±Inf and
@@ -18,9 +19,9 @@
 ///  - E = 255, positive: j = 0 holds +Inf (key 0) and NaNs (key ≥ 1): first = +Inf's rank,
 ///    threshold 1; j ≠ 0: NaN only (threshold 2^19: no step);
 ///  - E = 255, negative: j ≠ 0: NaN only; j = 0 holds NaNs (keys < 2^19 − 1) and −Inf (key
-///    2^19 − 1): first = NaN's rank, threshold 2^19 − 1, so −Inf counts at
+///    2^19 − 1): first = NaN's rank, threshold 2^19 − 1, so −Inf gets
 ///    `log_rank_neg_inf_alias` = NaN's rank + 1 — one rank past the shared ones, which the
-///    CPU twin's counters have and map to the −Inf cell (`log_cell_of_cpu_rank`).
+///    label table (log_histogram_labels_cpu.hpp) maps back to −Inf's.
 /// make_log_histogram_top_table32() checks the special entries' ranks at compile time;
 /// tests/kernels/log_histogram_cpu_test.cpp checks every entry at its interval's ends and on
 /// both sides of its threshold against log_histogram_rank32, and every key of the special
@@ -38,10 +39,9 @@ inline constexpr int log_top_bits32 = 1 + 8 + log_index_mantissa_bits;  // 13
 inline constexpr int log_top_size32 = 1 << log_top_bits32;               // 8192
 static_assert(log_top_bits32 + log_low_bits32 == 32, "the index and the key split the bits");
 
-/// @brief −Inf's rank by this table (NaN's rank + 1); the CPU counters have one extra rank.
+/// @brief −Inf's rank by this table (NaN's rank + 1; the label table maps it back to −Inf's).
 inline constexpr int log_rank_neg_inf_alias = log_histogram_num_ranks;
-inline constexpr int log_histogram_num_cpu_ranks = log_histogram_num_ranks + 1;
-static_assert(log_histogram_num_cpu_ranks <= (1 << log_rank32_bits));
+static_assert(log_rank_neg_inf_alias < (1 << log_rank32_bits));
 
 /// @brief The entries (a struct so that it can be a constexpr value).
 struct log_histogram_top_table32 {
@@ -54,11 +54,6 @@ constexpr int log_histogram_top_rank32(const log_histogram_top_table32& t, uint3
   const uint32_t entry = t.entry[bits >> log_low_bits32];
   return static_cast<int>(entry & log_rank32_mask) +
          (log_key32(bits) >= (entry >> log_rank32_bits) ? 1 : 0);
-}
-
-/// @brief The public cell of a CPU rank (log_cell_of_rank, and the −Inf alias).
-inline int log_cell_of_cpu_rank(int rank) {
-  return rank == log_rank_neg_inf_alias ? log_cell_neg_inf : log_cell_of_rank(rank);
 }
 
 /// @brief The table, from `rank32` of log_histogram_op.hpp's tables (see the file comment);

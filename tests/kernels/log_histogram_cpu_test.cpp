@@ -9,6 +9,7 @@
 // over all float32 bit patterns, and random bits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "kernels/log_histogram/log_histogram_cpu.hpp"
+#include "kernels/log_histogram/log_histogram_labels_cpu.hpp"
 #include "kernels/log_histogram/log_histogram_op.hpp"
 #include "kernels/log_histogram/log_histogram_top_bits32.hpp"
 #include "tests/kernels/for_each_isa.hpp"
@@ -34,11 +36,18 @@ constexpr kernels::log_histogram_lookup lookup{tables.rank32, tables.first_rank,
                                                tables.next_lower};
 constexpr kernels::log_histogram_top_table32 top32 = kernels::make_log_histogram_top_table32(tables);
 
-/// log_histogram_rank32 as the CPU twin's float32 path spells −Inf (log_histogram_top_bits32.hpp).
-int cpu_rank32(uint32_t bits) {
+constexpr kernels::log_histogram_label_table32 labels32 = kernels::make_log_histogram_label_table32(top32);
+
+/// log_histogram_rank32 of float32 bits.
+int rank32(uint32_t bits) {
   float f;
   std::memcpy(&f, &bits, 4);
-  const int r = kernels::log_histogram_rank32(lookup, f);
+  return kernels::log_histogram_rank32(lookup, f);
+}
+
+/// log_histogram_rank32 as the top table spells −Inf (log_histogram_top_bits32.hpp).
+int top_rank32(uint32_t bits) {
+  const int r = rank32(bits);
   return r == kernels::log_rank_neg_inf ? kernels::log_rank_neg_inf_alias : r;
 }
 
@@ -179,7 +188,7 @@ TEST(LogHistogramTopTable, EveryEntryIsRank32) {
     };
     if (exponent == 0 || exponent == 0xffu) {
       for (uint32_t k = 0; k < keys; ++k) {
-        ASSERT_EQ(kernels::log_histogram_top_rank32(top32, bits_of_key(k)), cpu_rank32(bits_of_key(k)))
+        ASSERT_EQ(kernels::log_histogram_top_rank32(top32, bits_of_key(k)), top_rank32(bits_of_key(k)))
             << std::hex << bits_of_key(k);
       }
       continue;
@@ -187,14 +196,58 @@ TEST(LogHistogramTopTable, EveryEntryIsRank32) {
     for (const uint32_t k : {0u, 1u, threshold - 2, threshold - 1, threshold, threshold + 1,
                              keys - 2, keys - 1}) {
       if (k >= keys) continue;  // threshold 0 or 2^19: the unsigned wrap-arounds are skipped
-      ASSERT_EQ(kernels::log_histogram_top_rank32(top32, bits_of_key(k)), cpu_rank32(bits_of_key(k)))
+      ASSERT_EQ(kernels::log_histogram_top_rank32(top32, bits_of_key(k)), top_rank32(bits_of_key(k)))
           << std::hex << bits_of_key(k);
     }
   }
 }
 
+TEST(LogHistogramLabels, LabelsAndRanksCorrespond) {
+  // Every rank has a label that counts it; the two zeros' rank and NaN have two.
+  for (int r = 0; r < kernels::log_histogram_num_ranks; ++r) {
+    const int label = kernels::log_label_of_rank(r);
+    ASSERT_GE(label, 0);
+    ASSERT_LT(label, kernels::log_histogram_num_labels);
+    EXPECT_EQ(kernels::log_rank_of_label(label), r) << r;
+    EXPECT_EQ(kernels::log_cell_of_label(label), kernels::log_cell_of_rank(r)) << r;
+  }
+  EXPECT_EQ(kernels::log_label_of_rank(kernels::log_rank_nan), kernels::log_label_nan);
+  EXPECT_EQ(kernels::log_rank_of_label(kernels::log_label_nan_negative), kernels::log_rank_nan);
+  EXPECT_EQ(kernels::log_rank_of_label(0), kernels::log_label_zero_rank);    // +0.0
+  EXPECT_EQ(kernels::log_rank_of_label(777), kernels::log_label_zero_rank);  // −0.0
+  EXPECT_EQ(kernels::log_cell_of_label(777), kernels::log_histogram_positive_edges);  // [0, 1e-12)
+}
+
+TEST(LogHistogramLabels, EveryEntryCountsRank32) {
+  // Each label entry is L + (low ≥ t): one step at most along its 2^19 low bits, as rank32 on
+  // the same interval — so agreeing at both ends and on both sides of the step is agreeing on
+  // every value. The exponent-0 and exponent-255 entries (zeros, subnormals, ±Inf, NaN
+  // payloads of both signs) are checked on every value.
+  constexpr uint32_t keys = 1u << kernels::log_low_bits32;
+  for (uint32_t top = 0; top < static_cast<uint32_t>(kernels::log_top_size32); ++top) {
+    const uint32_t exponent = (top >> 4) & 0xffu;
+    const uint32_t step = kernels::log_label_step_of_entry(labels32, top);
+    ASSERT_LE(step, keys) << top;
+    const auto check = [&](uint32_t low) {
+      const uint32_t bits = (top << kernels::log_low_bits32) | low;
+      const int label = kernels::log_histogram_label32(labels32, bits);
+      ASSERT_GE(label, 0);
+      ASSERT_LT(label, kernels::log_histogram_num_labels);
+      ASSERT_EQ(kernels::log_rank_of_label(label), rank32(bits)) << std::hex << bits;
+    };
+    if (exponent == 0 || exponent == 0xffu) {
+      for (uint32_t low = 0; low < keys; ++low) check(low);
+      continue;
+    }
+    for (const uint32_t low : {0u, 1u, step - 2, step - 1, step, step + 1, keys - 2, keys - 1}) {
+      if (low < keys) check(low);  // step 0 or 2^19: the unsigned wrap-arounds are skipped
+    }
+  }
+}
+
 TEST(LogHistogramCpu, Float32LanesAreTheTopTableOnEveryIsa) {
-  // The lane path (log_histogram_ranks32_cpu) against the scalar table and rank32, on a dense
+  // The lane path (log_histogram_ranks32_cpu: the label table's lanes, labels mapped back to
+  // ranks) against rank32, on a dense
   // stride over every bit pattern, every edge ±64 ulps, and specials; lengths off the
   // 16-lane grid.
   std::vector<uint32_t> bits;
@@ -218,7 +271,7 @@ TEST(LogHistogramCpu, Float32LanesAreTheTopTableOnEveryIsa) {
       kernels::log_histogram_ranks32_cpu(bits.data() + (bits.size() - n), static_cast<int64_t>(n), ranks.data());
       for (std::size_t i = 0; i < n; ++i) {
         const uint32_t b = bits[bits.size() - n + i];
-        ASSERT_EQ(ranks[i], cpu_rank32(b)) << std::hex << b;
+        ASSERT_EQ(ranks[i], rank32(b)) << std::hex << b;
       }
     }
   });
@@ -254,6 +307,12 @@ void expect_twin_matches(const std::vector<std::byte>& bytes, dtype type, int64_
     EXPECT_EQ(row[kernels::log_cell_neg_inf], r.neg_inf);
     EXPECT_EQ(row[kernels::log_cell_below], r.below);
     EXPECT_EQ(row[kernels::log_cell_above], r.above);
+    // The per-tensor entry (the bins and the extra cells apart) gives the same cells.
+    std::vector<int64_t> bins(kernels::log_histogram_num_bins, 0);
+    std::vector<int64_t> extra(log_histogram_num_cells - kernels::log_histogram_num_bins, 0);
+    kernels::segment_log_histogram_cpu(buffer.data(), segments[s], bins.data(), extra.data());
+    ASSERT_TRUE(std::equal(bins.begin(), bins.end(), row));
+    ASSERT_TRUE(std::equal(extra.begin(), extra.end(), row + kernels::log_histogram_num_bins));
   }
 }
 

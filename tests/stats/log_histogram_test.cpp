@@ -12,6 +12,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tests/support/gpu.hpp"
@@ -133,6 +134,29 @@ TEST(log_histogram, RejectsBadArguments) {
     EXPECT_EQ(stats::compute_log_histograms(bytes, {&ok, 1}, {&h, 1}, stats::backend::cuda).code(),
               error_code::invalid_argument);
   }
+}
+
+TEST(log_histogram, FromCellsBothForms) {
+  // cells: bins 0 and 1547 set, then NaN 3, +Inf 4, −Inf 5, below 6, above 7.
+  std::vector<int64_t> cells(stats::log_histogram_bins + 5, 0);
+  cells[0] = 1;
+  cells[stats::log_histogram_bins - 1] = 2;
+  for (int k = 0; k < 5; ++k) cells[static_cast<std::size_t>(stats::log_histogram_bins + k)] = 3 + k;
+  const stats::log_histogram a = stats::log_histogram_from_cells(cells.data());
+  EXPECT_EQ(a.counts.size(), static_cast<std::size_t>(stats::log_histogram_bins));
+  EXPECT_EQ(a.counts.front(), 1);
+  EXPECT_EQ(a.counts.back(), 2);
+  EXPECT_EQ(a.nan_count, 3);
+  EXPECT_EQ(a.pos_inf_count, 4);
+  EXPECT_EQ(a.neg_inf_count, 5);
+  EXPECT_EQ(a.below_count, 6);
+  EXPECT_EQ(a.above_count, 7);
+  std::vector<int64_t> bins(cells.begin(), cells.begin() + stats::log_histogram_bins);
+  const stats::log_histogram b =
+      stats::log_histogram_from_cells(std::move(bins), cells.data() + stats::log_histogram_bins);
+  EXPECT_EQ(b.counts, a.counts);
+  EXPECT_EQ(std::tie(b.nan_count, b.pos_inf_count, b.neg_inf_count, b.below_count, b.above_count),
+            std::tie(a.nan_count, a.pos_inf_count, a.neg_inf_count, a.below_count, a.above_count));
 }
 
 TEST(log_histogram, TensorboardBucketsTrimLikeSmdebug) {

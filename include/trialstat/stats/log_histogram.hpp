@@ -49,6 +49,13 @@ struct log_histogram {
 /// @param cells  [log_histogram_bins + 5] counts
 [[nodiscard]] log_histogram log_histogram_from_cells(const int64_t* cells);
 
+/// @brief The same from the bin counts already in a vector (moved in, no copy) and the 5 cells
+/// after them.
+/// @param bin_counts   [log_histogram_bins] counts
+/// @param extra_cells  [5] NaN, +Inf, −Inf, below-range and above-range counts
+[[nodiscard]] log_histogram log_histogram_from_cells(std::vector<int64_t>&& bin_counts,
+                                                     const int64_t* extra_cells);
+
 /// @brief Log-scale histograms of every segment of a batch buffer.
 /// @param base      batch buffer (host memory; for backend::cuda it may also be device memory)
 /// @param segments  [num_segments] tensors in the buffer (any alignment)
