@@ -63,9 +63,7 @@ void command_statistics::report() const {
 }
 
 void print_store_summary(const store::store_run_summary& s, const std::filesystem::path& path) {
-  // A cold run says nothing (its outputs are those of --store off), unless small records are
-  // read: then every run says why the store does not hold them.
-  if (s.served == 0 && s.small == 0) return;
+  if (s.served == 0) return;  // a cold run says nothing: its outputs are those of --store off
   fmt::print(stderr, "trialstat: store: {} record(s) from {}, {} read from the trial ({} bytes), {} written{}\n",
              s.served, path.string(), s.read, s.bytes_read, s.written,
              s.small > 0 ? fmt::format(" ({} small record(s) read: cheaper than their rows; "
