@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Table, CSV and JSON Lines writers for statistics records. JSON rows are formatted with fmt
 // rather than a DOM library: a large trial has millions of rows and this is its output hot path
-// (straight appends into one buffer, compiled format strings, cached escaped names).
+// (straight appends into one buffer, table look-ups for small integers, the shortest-double
+// writer of shortest_double.hpp, cached escaped names).
 #include "trialstat/report/statistics_writer.hpp"
 
-#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <array>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "host/report/json_number.hpp"
+#include "host/report/shortest_double.hpp"
 
 namespace trialstat::report {
 
@@ -110,91 +111,99 @@ class json_writer final : public writer_base {
 
  private:
   // The hot path: each record reserves an upper bound of its length in buf_ once, then writes
-  // through a raw cursor (memcpy of literals and cached escaped names, fmt::format_int, compiled
-  // "{}" for doubles) — no per-field capacity checks. The text is exactly what "{}" formatting
+  // through a raw cursor (memcpy of literals and cached escaped names, a table or
+  // fmt::format_int for integers, detail::write_shortest_double for doubles) — no per-field
+  // capacity checks. The text is exactly what "{}" formatting
   // and append_json_number / append_json_string produce.
   void literal(std::string_view text) {
     std::memcpy(cursor_, text.data(), text.size());
     cursor_ += text.size();
   }
-  void integer(int64_t v) {
-    if (v >= 0 && v < 1000) {  // histogram counts, shapes, steps: a table, no division loop
-      const small_number& t = small_numbers()[static_cast<std::size_t>(v)];
+  /// Decimal text of 0..999: up to 3 digits in 4 bytes, and their count.
+  struct small_number {
+    char digits[4];
+    uint32_t length;
+  };
+  static constexpr std::array<small_number, 1000> small_numbers = [] {
+    std::array<small_number, 1000> t{};
+    for (uint32_t i = 0; i < 1000; ++i) {
+      small_number& n = t[i];
+      n.length = i >= 100 ? 3 : i >= 10 ? 2 : 1;
+      for (uint32_t k = 0, rest = i; k < n.length; ++k, rest /= 10) {
+        n.digits[n.length - 1 - k] = static_cast<char>('0' + rest % 10);
+      }
+    }
+    return t;
+  }();
+  /// Counts, shapes and steps are mostly below 1000: a table look-up inlined at every use;
+  /// larger and negative values take fmt::format_int out of line.
+  [[gnu::always_inline]] void integer(int64_t v) {
+    if (static_cast<uint64_t>(v) < 1000) {
+      const small_number& t = small_numbers[static_cast<std::size_t>(v)];
       std::memcpy(cursor_, t.digits, 4);  // 4 bytes always fit: the bound has slack
       cursor_ += t.length;
       return;
     }
+    large_integer(v);
+  }
+  [[gnu::noinline]] void large_integer(int64_t v) {
     const fmt::format_int text(v);
     literal({text.data(), text.size()});
   }
-  struct small_number {
-    char digits[4];
-    int length;
-  };
-  /// Decimal text of 0..999.
-  static const std::array<small_number, 1000>& small_numbers() {
-    static const std::array<small_number, 1000> table = [] {
-      std::array<small_number, 1000> t{};
-      for (int i = 0; i < 1000; ++i) {
-        const fmt::format_int text(i);
-        std::memcpy(t[static_cast<std::size_t>(i)].digits, text.data(), text.size());
-        t[static_cast<std::size_t>(i)].length = static_cast<int>(text.size());
-      }
-      return t;
-    }();
-    return table;
-  }
-  void number(double v) {
-    if (std::isfinite(v)) {
-      // A record repeats values: linf is max or −min, the histogram's lo and hi are min and max.
-      // Their text is taken from the last few formatted ("{}" writes −x as '-' then x's text).
-      const auto bits = std::bit_cast<uint64_t>(v);
-      for (const formatted_number& f : recent_) {
-        if (f.length == 0) continue;
-        if (f.bits == bits) {
-          literal({f.text, f.length});
-          return;
-        }
-        if (f.bits == (bits ^ sign_bit)) {
-          if (f.text[0] == '-') {
-            literal({f.text + 1, static_cast<std::size_t>(f.length - 1)});
-          } else {
-            *cursor_++ = '-';
-            literal({f.text, f.length});
-          }
-          return;
-        }
-      }
-      char* const start = cursor_;
-      cursor_ = fmt::format_to(cursor_, FMT_COMPILE("{}"), v);
-      formatted_number& slot = recent_[recent_next_];
-      recent_next_ = (recent_next_ + 1) % recent_.size();
-      slot.bits = bits;
-      slot.length = static_cast<uint8_t>(cursor_ - start);  // ≤ 24 characters
-      std::memcpy(slot.text, start, slot.length);
-    } else {  // "NaN", "Infinity", "-Infinity" as strings: rare
-      fmt::memory_buffer text;
-      detail::append_json_number(text, v);
-      literal({text.data(), text.size()});
-    }
-  }
-  void finite_or_null(std::string_view key_colon, bool defined, double v) {
-    literal(key_colon);
-    if (defined) {
-      number(v);
-    } else {
-      literal("null");
-    }
-  }
-  /// The text of a finite double formatted recently (length 0: an empty slot).
-  struct formatted_number {
+  /// Where the text of a finite double was written in this record (length 0: none).
+  struct written_number {
     uint64_t bits = 0;
-    char text[32];
-    uint8_t length = 0;
+    const char* text = nullptr;
+    uint32_t length = 0;
   };
   static constexpr uint64_t sign_bit = uint64_t{1} << 63;
-  std::array<formatted_number, 4> recent_{};
-  std::size_t recent_next_ = 0;
+
+  /// `v` as JSON: the shortest round-trip digits, or "NaN", "Infinity", "-Infinity" as strings
+  /// (rare). Returns where a finite value's text went (for number_repeating).
+  [[gnu::always_inline]] written_number number(double v) {
+    if (std::isfinite(v)) [[likely]] {
+      char* const start = cursor_;
+      cursor_ = detail::write_shortest_double(v, cursor_);
+      return {std::bit_cast<uint64_t>(v), start, static_cast<uint32_t>(cursor_ - start)};
+    }
+    non_finite(v);
+    return {};
+  }
+  [[gnu::noinline]] void non_finite(double v) {
+    fmt::memory_buffer text;
+    detail::append_json_number(text, v);
+    literal({text.data(), text.size()});
+  }
+  /// number(v) for a value that often repeats one written earlier in the record, ±: linf is
+  /// max or −min, the histogram's lo and hi are min and max. The text is copied ("{}" writes −x
+  /// as '-' then x's text) instead of formatted again.
+  void number_repeating(double v, const written_number& a, const written_number& b) {
+    const auto bits = std::bit_cast<uint64_t>(v);
+    for (const written_number* f : {&a, &b}) {
+      if (f->length == 0) continue;
+      if (f->bits == bits) {
+        literal({f->text, f->length});
+        return;
+      }
+      if (f->bits == (bits ^ sign_bit)) {
+        if (f->text[0] == '-') {
+          literal({f->text + 1, f->length - 1});
+        } else {
+          *cursor_++ = '-';
+          literal({f->text, f->length});
+        }
+        return;
+      }
+    }
+    (void)number(v);
+  }
+  /// `key_colon` then v, or null when the record has no finite value.
+  [[gnu::always_inline]] written_number finite_or_null(std::string_view key_colon, bool defined, double v) {
+    literal(key_colon);
+    if (defined) return number(v);
+    literal("null");
+    return {};
+  }
 
   /// `"name"` JSON-escaped, cached per id (names never change within a catalog).
   const std::string& quoted(std::vector<std::string>& cache, std::size_t id, const std::string& name) {
@@ -214,8 +223,9 @@ class json_writer final : public writer_base {
     error_text_.clear();
     if (!r.raw_status.ok()) detail::append_json_string(error_text_, r.raw_status.to_string());
     // Upper bound of the record's length: fixed text and 10 doubles (≤ 24 characters each) and
-    // 10 integers (≤ 20) fit in 1024; then the variable parts.
-    std::size_t bound = 1024 + tensor.size() + worker.size() + 21 * r.shape.size() +
+    // 10 integers (≤ 20) fit in 1024; then the variable parts, and the bytes the double writer
+    // may write past its text.
+    std::size_t bound = 1024 + detail::shortest_double_slack_bytes + tensor.size() + worker.size() + 21 * r.shape.size() +
                         110 * r.saved_reductions.size() + error_text_.size();
     if (r.histogram) bound += 128 + 21 * r.histogram->counts.size();
     if (r.log_histogram) {
@@ -262,15 +272,20 @@ class json_writer final : public writer_base {
       integer(m->neg_inf_count);
       literal(",\"zero_count\":");
       integer(m->zero_count);
-      finite_or_null(",\"min\":", any, m->min);
-      finite_or_null(",\"max\":", any, m->max);
+      const written_number min = finite_or_null(",\"min\":", any, m->min);
+      const written_number max = finite_or_null(",\"max\":", any, m->max);
       finite_or_null(",\"mean\":", any, m->mean);
       finite_or_null(",\"variance\":", any, m->variance());
       finite_or_null(",\"std\":", any, m->std_dev());
       finite_or_null(",\"sum\":", any, m->sum);
       finite_or_null(",\"l1\":", any, m->sum_abs);
       finite_or_null(",\"l2\":", any, m->l2());
-      finite_or_null(",\"linf\":", any, m->max_abs);
+      literal(",\"linf\":");
+      if (any) {
+        number_repeating(m->max_abs, max, min);
+      } else {
+        literal("null");
+      }
       finite_or_null(",\"mean_abs\":", any, m->mean_abs());
       literal(",\"hist\":");
       if (r.histogram && r.histogram->bins > 0) {
@@ -278,9 +293,9 @@ class json_writer final : public writer_base {
         literal("{\"bins\":");
         integer(h.bins);
         literal(",\"lo\":");
-        number(h.lo);
+        number_repeating(h.lo, min, max);
         literal(",\"hi\":");
-        number(h.hi);
+        number_repeating(h.hi, max, min);
         literal(",\"counts\":[");
         for (std::size_t i = 0; i < h.counts.size(); ++i) {
           if (i) literal(",");
@@ -309,7 +324,7 @@ class json_writer final : public writer_base {
         literal(i ? ",{\"reduction\":\"" : "{\"reduction\":\"");
         literal(trial::reduction_name(red.op));
         literal(red.abs ? "\",\"abs\":true,\"value\":" : "\",\"abs\":false,\"value\":");
-        number(red.value);
+        (void)number(red.value);
         literal("}");
       }
       literal("]");

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shortest round-trip text of a finite double, laid out as fmt's "{}" (fmt 9: do_write_float
+// with float_format::general, precision 0, no showpoint): fixed notation when the decimal
+// exponent of the first digit is in [−4, 16), else d[.ddd]e±XX. The digits come from fmt's
+// Dragonbox (`to_decimal`); only the layout is ours, written with fixed-size copies into a
+// buffer with slack instead of fmt's padded, locale-aware writer (~3x fewer instructions).
+// tests/report/shortest_double_test.cpp compares it with fmt::format("{}", v).
+#include "host/report/shortest_double.hpp"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace trialstat::report::detail {
+namespace {
+
+/// The 8 decimal digits of n < 10^8 as ASCII, most significant first in memory (the bytes of
+/// the returned little-endian word). Splits n into 4-digit halves, each half into 2-digit
+/// quarters and each quarter into digits, every lane of the word at once (each quotient by a
+/// multiply and shift that is exact in its range: v/100 = v·10486 >> 20 for v < 10^4,
+/// w/10 = w·103 >> 10 for w < 100).
+uint64_t eight_digits(uint32_t n) noexcept {
+  const uint64_t halves = (n / 10000) | (static_cast<uint64_t>(n % 10000) << 32);
+  const uint64_t hundreds = ((halves * 10486) >> 20) & 0x0000007F0000007FULL;
+  const uint64_t quarters = hundreds | ((halves - hundreds * 100) << 16);
+  const uint64_t tens = ((quarters * 103) >> 10) & 0x000F000F000F000FULL;
+  const uint64_t digits = tens | ((quarters - tens * 10) << 8);
+  return digits + 0x3030303030303030ULL;
+}
+
+/// Decimal digits of n (1 for 0).
+int count_digits(uint64_t n) noexcept {
+  static constexpr uint64_t powers_of_10[] = {1ULL,
+                                              10ULL,
+                                              100ULL,
+                                              1000ULL,
+                                              10000ULL,
+                                              100000ULL,
+                                              1000000ULL,
+                                              10000000ULL,
+                                              100000000ULL,
+                                              1000000000ULL,
+                                              10000000000ULL,
+                                              100000000000ULL,
+                                              1000000000000ULL,
+                                              10000000000000ULL,
+                                              100000000000000ULL,
+                                              1000000000000000ULL,
+                                              10000000000000000ULL,
+                                              100000000000000000ULL,
+                                              1000000000000000000ULL,
+                                              10000000000000000000ULL};
+  const int bits = 64 - std::countl_zero(n | 1);
+  const int guess = (bits * 1233) >> 12;  // floor(bits · log10(2)): the digits of 2^(bits−1), less one
+  const int digits = guess + 1 - (n < powers_of_10[guess] ? 1 : 0);
+  return digits > 0 ? digits : 1;
+}
+
+void store8(char* at, uint64_t word) noexcept { std::memcpy(at, &word, 8); }
+
+}  // namespace
+
+char* write_shortest_double(double v, char* out) noexcept {
+  if (std::signbit(v)) {
+    *out++ = '-';
+    v = -v;
+  }
+  const auto decimal = fmt::detail::dragonbox::to_decimal(v);
+  const uint64_t significand = decimal.significand;  // < 10^17
+  const int n = count_digits(significand);
+  // Digits right-aligned in the first 24 bytes of `field` (the rest: zeros the fixed-size
+  // copies below may read).
+  char field[64] = {};
+  if (significand < 100000000ULL) {
+    store8(field + 16, eight_digits(static_cast<uint32_t>(significand)));
+  } else {
+    const uint64_t high = significand / 100000000ULL;  // < 10^9
+    store8(field + 16, eight_digits(static_cast<uint32_t>(significand % 100000000ULL)));
+    store8(field + 8, eight_digits(static_cast<uint32_t>(high % 100000000ULL)));
+    store8(field, eight_digits(static_cast<uint32_t>(high / 100000000ULL)));
+  }
+  const char* digits = field + 24 - n;
+  const int exponent = decimal.exponent;       // |v| = significand · 10^exponent
+  const int first_exponent = exponent + n - 1;  // of the first digit
+  if (first_exponent < -4 || first_exponent >= 16) {
+    // d[.ddd]e±XX
+    out[0] = digits[0];
+    if (n > 1) {
+      out[1] = '.';
+      std::memcpy(out + 2, digits + 1, 16);  // n − 1 ≤ 16
+      out += n + 1;
+    } else {
+      out += 1;
+    }
+    *out++ = 'e';
+    int e = first_exponent;
+    if (e < 0) {
+      *out++ = '-';
+      e = -e;
+    } else {
+      *out++ = '+';
+    }
+    if (e >= 100) {  // |e| ≤ 324 for doubles
+      *out++ = static_cast<char>('0' + e / 100);
+      e %= 100;
+    }
+    out[0] = static_cast<char>('0' + e / 10);
+    out[1] = static_cast<char>('0' + e % 10);
+    return out + 2;
+  }
+  if (exponent >= 0) {
+    // An integer: the digits, then `exponent` zeros (n + exponent ≤ 16).
+    std::memcpy(out, digits, 16);
+    out += n;
+    std::memset(out, '0', 16);
+    return out + exponent;
+  }
+  const int integral = n + exponent;  // digits before the point
+  if (integral > 0) {
+    // ddd.ddd: integral ≤ 16 digits, then n − integral ≤ 16 after the point.
+    std::memcpy(out, digits, 16);
+    out[integral] = '.';
+    std::memcpy(out + integral + 1, digits + integral, 16);
+    return out + n + 1;
+  }
+  // 0.000ddd: −integral ≤ 3 zeros after the point (first_exponent ≥ −4), then n ≤ 17 digits.
+  std::memcpy(out, "0.000000", 8);
+  out += 2 - integral;
+  std::memcpy(out, digits, 24);
+  return out + n;
+}
+
+}  // namespace trialstat::report::detail
