@@ -59,7 +59,19 @@ int count_digits(uint64_t n) noexcept {
   return digits > 0 ? digits : 1;
 }
 
-void store8(char* at, uint64_t word) noexcept { std::memcpy(at, &word, 8); }
+__extension__ typedef unsigned __int128 u128;  // GCC and Clang: the digits as one 16-byte value
+
+void store16(char* at, u128 bytes) noexcept { std::memcpy(at, &bytes, 16); }
+
+/// `text` (16 bytes, the first `length` ≤ 16 of them wanted) at `out`, with '.' after the first
+/// `integral` (0 < integral < length) of them: the bytes are split in registers (reading back
+/// bytes just stored by wider or narrower stores would stall on store forwarding).
+char* store_with_point(char* out, u128 text, int length, int integral) noexcept {
+  store16(out, text);
+  out[integral] = '.';
+  store16(out + integral + 1, text >> (8 * integral));
+  return out + length + 1;
+}
 
 }  // namespace
 
@@ -70,29 +82,36 @@ char* write_shortest_double(double v, char* out) noexcept {
   }
   const auto decimal = fmt::detail::dragonbox::to_decimal(v);
   const uint64_t significand = decimal.significand;  // < 10^17
-  const int n = count_digits(significand);
-  // Digits right-aligned in the first 24 bytes of `field` (the rest: zeros the fixed-size
-  // copies below may read).
-  char field[64] = {};
-  if (significand < 100000000ULL) {
-    store8(field + 16, eight_digits(static_cast<uint32_t>(significand)));
-  } else {
-    const uint64_t high = significand / 100000000ULL;  // < 10^9
-    store8(field + 16, eight_digits(static_cast<uint32_t>(significand % 100000000ULL)));
-    store8(field + 8, eight_digits(static_cast<uint32_t>(high % 100000000ULL)));
-    store8(field, eight_digits(static_cast<uint32_t>(high / 100000000ULL)));
-  }
-  const char* digits = field + 24 - n;
+  int n = count_digits(significand);
   const int exponent = decimal.exponent;       // |v| = significand · 10^exponent
   const int first_exponent = exponent + n - 1;  // of the first digit
+  // The digits: an optional first one (`lead`, only of 17-digit significands) and `text`, the
+  // other n ≤ 16 digits in its low bytes in order (zero bytes above).
+  char lead = 0;
+  u128 text = 0;
+  if (significand < 100000000ULL) {
+    text = static_cast<u128>(eight_digits(static_cast<uint32_t>(significand))) >> (8 * (8 - n));
+  } else {
+    const uint64_t high = significand / 100000000ULL;  // < 10^9
+    const u128 low_word = eight_digits(static_cast<uint32_t>(significand % 100000000ULL));
+    const u128 high_word = eight_digits(static_cast<uint32_t>(high % 100000000ULL));
+    text = (high_word | (low_word << 64)) >> (8 * (16 - (n < 16 ? n : 16)));
+    if (n == 17) {
+      lead = static_cast<char>('0' + high / 100000000ULL);
+      n = 16;
+    }
+  }
   if (first_exponent < -4 || first_exponent >= 16) {
     // d[.ddd]e±XX
-    out[0] = digits[0];
-    if (n > 1) {
+    if (lead != 0) {
+      out[0] = lead;
       out[1] = '.';
-      std::memcpy(out + 2, digits + 1, 16);  // n − 1 ≤ 16
-      out += n + 1;
+      store16(out + 2, text);
+      out += n + 2;
+    } else if (n > 1) {
+      out = store_with_point(out, text, n, 1);
     } else {
+      store16(out, text);
       out += 1;
     }
     *out++ = 'e';
@@ -112,24 +131,31 @@ char* write_shortest_double(double v, char* out) noexcept {
     return out + 2;
   }
   if (exponent >= 0) {
-    // An integer: the digits, then `exponent` zeros (n + exponent ≤ 16).
-    std::memcpy(out, digits, 16);
+    // An integer: the digits (no lead: n + exponent ≤ 16), then `exponent` zeros.
+    store16(out, text);
     out += n;
     std::memset(out, '0', 16);
     return out + exponent;
   }
-  const int integral = n + exponent;  // digits before the point
+  const int integral = n + (lead != 0 ? 1 : 0) + exponent;  // digits before the point
   if (integral > 0) {
-    // ddd.ddd: integral ≤ 16 digits, then n − integral ≤ 16 after the point.
-    std::memcpy(out, digits, 16);
-    out[integral] = '.';
-    std::memcpy(out + integral + 1, digits + integral, 16);
-    return out + n + 1;
+    // ddd.ddd: at most 16 digits before the point, at least one after it.
+    if (lead != 0) {
+      *out++ = lead;
+      if (integral == 1) {
+        *out++ = '.';
+        store16(out, text);
+        return out + n;
+      }
+      return store_with_point(out, text, n, integral - 1);
+    }
+    return store_with_point(out, text, n, integral);
   }
-  // 0.000ddd: −integral ≤ 3 zeros after the point (first_exponent ≥ −4), then n ≤ 17 digits.
+  // 0.000ddd: −integral ≤ 3 zeros after the point (first_exponent ≥ −4), then the digits.
   std::memcpy(out, "0.000000", 8);
   out += 2 - integral;
-  std::memcpy(out, digits, 24);
+  if (lead != 0) *out++ = lead;
+  store16(out, text);
   return out + n;
 }
 
