@@ -182,6 +182,10 @@ void recycle_record(stats::statistics_record& r) {
   r.values_data = nullptr;
 }
 
+void recycle_records(step_batch& batch) {
+  for (stats::statistics_record& r : batch.records) recycle_record(r);
+}
+
 stats::statistics_record& step_reader::next_record(step_batch& out) {
   if (records_used_ < out.records.size()) {
     recycle_record(out.records[records_used_]);

@@ -144,6 +144,10 @@ class step_reader {
 /// allocate nothing for them. A new statistics_record field must be reset here too.
 void recycle_record(stats::statistics_record& r);
 
+/// @brief recycle_record on every record of `batch` (the consumer, before handing it back to
+/// the reader: the records' buffers are freed on the thread that allocated them).
+void recycle_records(step_batch& batch);
+
 /// After the batch was computed: the records of every file that shrank under its mapping while
 /// it was read lose their statistics and fail with truncated_record naming the file (their
 /// values were read as zeros). Call before handing the records on.
