@@ -102,7 +102,9 @@ bool fast_guess_ok(const histogram_params& p) {
 /// 2^-22 (the argument above, with this margin). Needs a fast_guess_ok range whose ends are
 /// float32 values (the min/max of a float32 tensor are), at most 1024 bins (margin ≤ 2^-10),
 /// and a normal float32 range and scale.
-float fast32_margin(int bins) { return static_cast<float>(std::ldexp(static_cast<double>(bins), -20)); }
+float fast32_margin(int bins) {
+  return static_cast<float>(static_cast<double>(bins) * 0x1p-20);  // exact (bins ≤ 2^24): ldexp's value, no call
+}
 
 bool fast32_guess_ok(const histogram_params& p) {
   if (!fast_guess_ok(p) || p.bins > 1024) return false;
