@@ -92,14 +92,15 @@ char* write_shortest_double(double v, char* out) noexcept {
   if (significand < 100000000ULL) {
     text = static_cast<u128>(eight_digits(static_cast<uint32_t>(significand))) >> (8 * (8 - n));
   } else {
-    const uint64_t high = significand / 100000000ULL;  // < 10^9
-    const u128 low_word = eight_digits(static_cast<uint32_t>(significand % 100000000ULL));
-    const u128 high_word = eight_digits(static_cast<uint32_t>(high % 100000000ULL));
-    text = (high_word | (low_word << 64)) >> (8 * (16 - (n < 16 ? n : 16)));
-    if (n == 17) {
+    uint64_t high = significand / 100000000ULL;  // < 10^9
+    if (n == 17) {  // high has 9 digits: the first is the lead
       lead = static_cast<char>('0' + high / 100000000ULL);
+      high %= 100000000ULL;
       n = 16;
     }
+    const u128 low_word = eight_digits(static_cast<uint32_t>(significand % 100000000ULL));
+    const u128 high_word = eight_digits(static_cast<uint32_t>(high));
+    text = (high_word | (low_word << 64)) >> (8 * (16 - n));
   }
   if (first_exponent < -4 || first_exponent >= 16) {
     // d[.ddd]e±XX
