@@ -54,8 +54,10 @@ namespace {
 constexpr int sub_histograms = 4;
 /// Sub-histograms for up to this many bins live on the stack.
 constexpr int stack_bins = 256;
-/// Chunks of at most this many elements count straight into the int64 output.
+/// Chunks of at most this many elements count into one sub-histogram, then the int64 output.
 constexpr int64_t direct_count_elements = 256;
+/// Chunks of at most this many elements add one by one straight into the int64 output.
+constexpr int64_t direct_add_elements = 64;
 /// Chunks of at least this many elements, with at most pair_max_bins bins, count pairs of
 /// elements (histogram_lanes_cpu.hpp, count_pairs_into_tables: one counter update per two
 /// elements, 2 tables of (bins + 1)² counters — 34 KB for 64 bins — flushed once per chunk,
