@@ -354,6 +354,13 @@ detail::pass_outcome statistics_stream::state::run_pass(const std::vector<trial:
     }
   } joiner{exchange, reader_thread};
 
+  // Batches go back to the reader with their records recycled on this thread: the executor
+  // allocated their histogram and pairwise buffers here, and freeing them on the reader thread
+  // contended for this thread's malloc arena (a futex wait and wake per contended free).
+  const auto give_back = [&](detail::step_batch* b) {
+    detail::recycle_records(*b);
+    exchange.give_free(b);
+  };
   const bool live = options.stop_at_unfinished_records;
   verifier->reset_reference();  // prime steps of an earlier pass are not this one's history
   const int history_depth = plan.max_history_depth();
@@ -384,12 +391,12 @@ detail::pass_outcome statistics_stream::state::run_pass(const std::vector<trial:
       if (!unfinished.ok()) {  // retry this step after the next refresh
         counters.unfinished_step = batch->info.step;
         counters.unfinished_reason = std::move(unfinished);
-        exchange.give_free(batch);
+        give_back(batch);
         break;
       }
     }
     if (pending != nullptr) {  // the step after it is there: no late check needed
-      exchange.give_free(pending);
+      give_back(pending);
       pending = nullptr;
     }
     const bool emitted = i >= first_emitted;
@@ -421,19 +428,19 @@ detail::pass_outcome statistics_stream::state::run_pass(const std::vector<trial:
       }
     }
     if (!emitted) {
-      exchange.give_free(batch);
+      give_back(batch);
       continue;
     }
     if (verifying) verifier->count_steps(1);
     if (!verifying) {
       emit(batch->info, batch->records, batch->bytes_read, batch->tensor_bytes, progress_bytes[i]);
-      exchange.give_free(batch);
+      give_back(batch);
     } else if (role == detail::verification_role::check) {
       release_held();
       emit(batch->info, batch->records, batch->bytes_read, batch->tensor_bytes, progress_bytes[i]);
       counters.verified_steps += 1;
       verifier->close_window();
-      exchange.give_free(batch);
+      give_back(batch);
     } else {
       verifier->hold(*batch, progress_bytes[i]);
       if (live) {
@@ -441,7 +448,7 @@ detail::pass_outcome statistics_stream::state::run_pass(const std::vector<trial:
         pending_position = i;
         std::swap(pending_clean, clean);
       } else {
-        exchange.give_free(batch);
+        give_back(batch);
       }
     }
   }
@@ -461,7 +468,7 @@ detail::pass_outcome statistics_stream::state::run_pass(const std::vector<trial:
       verifier->close_window();
     }
   }
-  if (pending != nullptr) exchange.give_free(pending);
+  if (pending != nullptr) give_back(pending);
   return outcome;
 }
 

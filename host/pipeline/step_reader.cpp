@@ -153,15 +153,59 @@ void step_reader::for_each_worker(int64_t step, Function&& on_worker) const {
   }
 }
 
+void recycle_record(stats::statistics_record& r) {
+  // Field by field: move-assigning a fresh record cost about what the saved allocations did.
+  // Vectors are cleared (capacity kept); tests/pipeline/recycle_record_test.cpp checks the
+  // result against a default record through the record codec, which writes every field.
+  r.tensor = 0;
+  r.worker = 0;
+  r.step = 0;
+  r.mode = trialstat::mode::global;
+  r.mode_step = 0;
+  r.wall_time.reset();
+  if (!r.raw_status.ok()) r.raw_status = status::success();
+  r.type = dtype::invalid;
+  r.shape.clear();
+  r.num_elements = 0;
+  r.moments.reset();
+  r.histogram.reset();
+  r.log_histogram.reset();
+  r.scalar.reset();
+  r.previous.clear();
+  r.axis0.clear();
+  r.saved_reductions.clear();
+  r.reduction_problems.clear();
+  r.percentiles.clear();
+  r.equal_counts.clear();
+  r.channel_sums.clear();
+  r.strings.clear();
+  r.values_data = nullptr;
+}
+
+void recycle_records(step_batch& batch) {
+  for (stats::statistics_record& r : batch.records) recycle_record(r);
+}
+
+stats::statistics_record& step_reader::next_record(step_batch& out) {
+  if (records_used_ < out.records.size()) {
+    recycle_record(out.records[records_used_]);
+  } else {
+    out.records.emplace_back();
+  }
+  return out.records[records_used_++];
+}
+
 status step_reader::read_step(const trial::step_info& info, step_batch& out) {
   out.info = info;
-  out.records.clear();
   out.parts_used = 0;
   out.bytes_read = 0;
   out.tensor_bytes = 0;
+  // The previous step's records are recycled in place (next_record), the surplus dropped.
+  records_used_ = 0;
   for_each_worker(info.step, [&](std::span<const trial::tensor_entry> entries) {
     read_worker_file(info, entries, out);
   });
+  out.records.erase(out.records.begin() + static_cast<std::ptrdiff_t>(records_used_), out.records.end());
   return status::success();
 }
 
@@ -218,7 +262,8 @@ void step_reader::read_worker_file(const trial::step_info& info,
   for (const trial::tensor_entry& entry : entries) {
     const stats::statistics_request* request = plan_.find(entry.tensor);
     if (request == nullptr || !reads(entry)) continue;
-    stats::statistics_record& record = out.records.emplace_back();
+    const std::size_t record_index = records_used_;
+    stats::statistics_record& record = next_record(out);
     record.tensor = entry.tensor;
     record.worker = entry.worker;
     record.step = info.step;
@@ -248,7 +293,7 @@ void step_reader::read_worker_file(const trial::step_info& info,
     } else if (!file_status.ok()) {
       record.raw_status = file_status;
     } else {
-      decode_raw(entry, *request, part, out);
+      decode_raw(entry, *request, part, out, record_index);
     }
   }
 }
@@ -292,8 +337,8 @@ status step_reader::decode_record(const event_file_bytes& file, const trial::rec
 }
 
 void step_reader::decode_raw(const trial::tensor_entry& entry, const stats::statistics_request& request,
-                             file_part& part, step_batch& out) {
-  stats::statistics_record& record = out.records.back();
+                             file_part& part, step_batch& out, std::size_t record_index) {
+  stats::statistics_record& record = out.records[record_index];
   const std::string& name = trial_.tensor_names()[entry.tensor];
   status decoded = decode_record(part.file, *entry.raw, name, /*one_number=*/false);
   if (!decoded.ok()) {
@@ -318,7 +363,6 @@ void step_reader::decode_raw(const trial::tensor_entry& entry, const stats::stat
   const bool in_file_buffer =
       content.empty() ||
       (content.data() >= base && content.data() + content.size() <= base + part.file.buffer().size());
-  const std::size_t record_index = out.records.size() - 1;
   if (in_file_buffer) {
     const uint64_t offset = content.empty() ? 0 : static_cast<uint64_t>(content.data() - base);
     part.segments.push_back({offset, event_.num_elements, event_.type});

@@ -73,7 +73,7 @@ struct file_part {
 /// Everything read for one saved global step, ready for an executor.
 struct step_batch {
   trial::step_info info;
-  std::vector<stats::statistics_record> records;
+  std::vector<stats::statistics_record> records;  // recycled across steps (step_reader::next_record)
   std::vector<file_part> parts;    // reused across steps (capacity kept)
   std::size_t parts_used = 0;
   int64_t bytes_read = 0;
@@ -115,7 +115,10 @@ class step_reader {
   status decode_record(const event_file_bytes& file, const trial::record_location& location,
                        std::string_view expected_tag, bool one_number);
   void decode_raw(const trial::tensor_entry& entry, const stats::statistics_request& request,
-                  file_part& part, step_batch& out);
+                  file_part& part, step_batch& out, std::size_t record_index);
+  /// The next record of `out` for this step: a recycled one of an earlier step
+  /// (recycle_record) while there are some, else a new one.
+  stats::statistics_record& next_record(step_batch& out);
   /// `statistics_request::wall_time` where no statistics need the record: decode the raw record
   /// (a failure becomes `raw_status`) or, without one, the first saved reduction's (a failure
   /// becomes a reduction problem unless `read_saved_reductions` reported it already).
@@ -130,9 +133,20 @@ class step_reader {
   const pipeline_options& options_;
   memory::pinned_pool* pool_ = nullptr;
   std::vector<io::byte_range> ranges_;
+  std::size_t records_used_ = 0;  // records of the step being read (read_step)
   decode::event_decoder decoder_;
   decode::event_record event_;
 };
+
+/// @brief Make a record of an earlier step ready for reuse: afterwards it equals a
+/// default-constructed statistics_record, except that its vectors keep their capacity (the
+/// shape and the list of pairwise comparisons above all), so the steps after the first
+/// allocate nothing for them. A new statistics_record field must be reset here too.
+void recycle_record(stats::statistics_record& r);
+
+/// @brief recycle_record on every record of `batch` (the consumer, before handing it back to
+/// the reader: the records' buffers are freed on the thread that allocated them).
+void recycle_records(step_batch& batch);
 
 /// After the batch was computed: the records of every file that shrank under its mapping while
 /// it was read lose their statistics and fail with truncated_record naming the file (their

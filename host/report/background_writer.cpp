@@ -28,7 +28,9 @@ struct step_slot {
 class background_writer final : public statistics_writer {
  public:
   background_writer(std::unique_ptr<statistics_writer> inner, std::size_t max_queued_records)
-      : inner_(std::move(inner)), max_queued_(std::max<std::size_t>(max_queued_records, 1)) {
+      : inner_(std::move(inner)),
+        max_queued_(std::max<std::size_t>(max_queued_records, 1)),
+        wake_records_(std::max<std::size_t>(max_queued_ / 4, 1)) {
     thread_ = std::thread([this] { drain(); });
   }
 
@@ -43,10 +45,15 @@ class background_writer final : public statistics_writer {
         inner_->write_step(trial, step);
         return;
       }
-      // Back pressure: wait while the queue is over its budget (a lone big step still goes in).
-      space_.wait(lock, [&] {
+      // Back pressure: wait while the queue is over its budget (a lone big step still goes in),
+      // with the formatting thread awake to drain it.
+      const auto fits = [&] {
         return failure_ || queued_records_ == 0 || queued_records_ + step.records.size() <= max_queued_;
-      });
+      };
+      if (!fits()) {
+        if (drain_waiting_) work_.notify_one();
+        space_.wait(lock, fits);
+      }
       rethrow_failure();
       if (!free_.empty()) {
         slot = std::move(free_.back());
@@ -65,12 +72,16 @@ class background_writer final : public statistics_writer {
       copy = step.records[i];  // copy-assignment: the slot's vectors keep their capacity
       copy.values_data = nullptr;  // the batch's memory: not the slot's to read
     }
+    bool wake = false;
     {
       std::lock_guard lock(mutex_);
       queued_records_ += slot->count;
       queue_.push_back(std::move(slot));
+      // A sleeping formatting thread is woken once a run of steps is queued, not for each:
+      // small steps would otherwise cost a futex wake and a context switch apiece.
+      wake = drain_waiting_ && queued_records_ >= wake_records_;
     }
-    work_.notify_one();
+    if (wake) work_.notify_one();
   }
 
   void finish() override {
@@ -83,7 +94,11 @@ class background_writer final : public statistics_writer {
   void drain() {
     std::unique_lock lock(mutex_);
     for (;;) {
-      work_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (!stopping_ && queue_.empty()) {
+        drain_waiting_ = true;
+        work_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        drain_waiting_ = false;
+      }
       if (queue_.empty()) return;  // stopping and drained
       std::unique_ptr<step_slot> slot = std::move(queue_.front());
       queue_.pop_front();
@@ -126,6 +141,7 @@ class background_writer final : public statistics_writer {
 
   std::unique_ptr<statistics_writer> inner_;
   std::size_t max_queued_;
+  std::size_t wake_records_;  // queued records that wake a waiting formatting thread
   std::mutex mutex_;
   std::condition_variable work_;   // the formatting thread waits for steps
   std::condition_variable space_;  // the producer waits for the queue to drain below budget
@@ -133,6 +149,7 @@ class background_writer final : public statistics_writer {
   std::vector<std::unique_ptr<step_slot>> free_;
   std::size_t queued_records_ = 0;
   bool stopping_ = false;
+  bool drain_waiting_ = false;  // the formatting thread sleeps on work_ (under mutex_)
   std::exception_ptr failure_;
   bool reported_ = false;
   std::thread thread_;

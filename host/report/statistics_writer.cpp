@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Table, CSV and JSON Lines writers for statistics records. JSON rows are formatted with fmt
 // rather than a DOM library: a large trial has millions of rows and this is its output hot path
-// (straight appends into one buffer, compiled format strings, cached escaped names).
+// (straight appends into one buffer, table look-ups for small integers, the shortest-double
+// writer of shortest_double.hpp, cached escaped names).
 #include "trialstat/report/statistics_writer.hpp"
 
-#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <array>
@@ -12,10 +12,12 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "host/report/json_number.hpp"
+#include "host/report/shortest_double.hpp"
 
 namespace trialstat::report {
 
@@ -92,6 +94,121 @@ class writer_base : public statistics_writer {
   buffer buf_;
 };
 
+/// The text of one JSON row, written through a raw cursor into space reserved for it (an upper
+/// bound of the row's length, so no per-field capacity checks): memcpy of literals and cached
+/// escaped names, a table or fmt::format_int for integers, detail::write_shortest_double for
+/// doubles. The text is exactly what "{}" formatting and append_json_number /
+/// append_json_string produce. Used as a local value whose methods are all inlined, so the
+/// cursor stays in a register: as a member of the writer, every character store (which may
+/// alias anything) forced it back to memory and a reload after it.
+struct json_text {
+  char* at;
+
+  [[gnu::always_inline]] void literal(std::string_view text) {
+    std::memcpy(at, text.data(), text.size());
+    at += text.size();
+  }
+  [[gnu::always_inline]] void character(char c) { *at++ = c; }
+
+  /// Decimal text of 0..999: up to 3 digits in 4 bytes, and their count.
+  struct small_number {
+    char digits[4];
+    uint32_t length;
+  };
+  static constexpr std::array<small_number, 1000> small_numbers = [] {
+    std::array<small_number, 1000> t{};
+    for (uint32_t i = 0; i < 1000; ++i) {
+      small_number& n = t[i];
+      n.length = i >= 100 ? 3 : i >= 10 ? 2 : 1;
+      for (uint32_t k = 0, rest = i; k < n.length; ++k, rest /= 10) {
+        n.digits[n.length - 1 - k] = static_cast<char>('0' + rest % 10);
+      }
+    }
+    return t;
+  }();
+  /// Counts, shapes and steps are mostly below 1000: a table look-up inlined at every use;
+  /// larger and negative values take fmt::format_int out of line.
+  [[gnu::always_inline]] void integer(int64_t v) {
+    if (static_cast<uint64_t>(v) < 1000) {
+      const small_number& t = small_numbers[static_cast<std::size_t>(v)];
+      std::memcpy(at, t.digits, 4);  // 4 bytes always fit: the bound has slack
+      at += t.length;
+      return;
+    }
+    at = large_integer(at, v);
+  }
+  [[gnu::noinline]] static char* large_integer(char* at, int64_t v) {
+    const fmt::format_int text(v);
+    std::memcpy(at, text.data(), text.size());
+    return at + text.size();
+  }
+  /// `values` comma-separated.
+  [[gnu::always_inline]] void integers(std::span<const int64_t> values) {
+    const int64_t* v = values.data();
+    const std::size_t n = values.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i) character(',');
+      integer(v[i]);
+    }
+  }
+
+  /// Where the text of a finite double was written in this row (length 0: none).
+  struct written_number {
+    uint64_t bits = 0;
+    const char* text = nullptr;
+    uint32_t length = 0;
+  };
+  static constexpr uint64_t sign_bit = uint64_t{1} << 63;
+
+  /// `v` as JSON: the shortest round-trip digits, or "NaN", "Infinity", "-Infinity" as strings
+  /// (rare). Returns where a finite value's text went (for number_repeating).
+  [[gnu::always_inline]] written_number number(double v) {
+    if (std::isfinite(v)) [[likely]] {
+      char* const start = at;
+      at = detail::write_shortest_double(v, at);
+      return {std::bit_cast<uint64_t>(v), start, static_cast<uint32_t>(at - start)};
+    }
+    at = non_finite(at, v);
+    return {};
+  }
+  [[gnu::noinline]] static char* non_finite(char* at, double v) {
+    fmt::memory_buffer text;
+    detail::append_json_number(text, v);
+    std::memcpy(at, text.data(), text.size());
+    return at + text.size();
+  }
+  /// number(v) for a value that often repeats one written earlier in the row, ±: linf is
+  /// max or −min, the histogram's lo and hi are min and max. The text is copied ("{}" writes −x
+  /// as '-' then x's text) instead of formatted again.
+  [[gnu::always_inline]] void number_repeating(double v, const written_number& a, const written_number& b) {
+    const auto bits = std::bit_cast<uint64_t>(v);
+    for (const written_number* f : {&a, &b}) {
+      if (f->length == 0) continue;
+      if (f->bits == bits) {
+        literal({f->text, f->length});
+        return;
+      }
+      if (f->bits == (bits ^ sign_bit)) {
+        if (f->text[0] == '-') {
+          literal({f->text + 1, f->length - 1});
+        } else {
+          character('-');
+          literal({f->text, f->length});
+        }
+        return;
+      }
+    }
+    (void)number(v);
+  }
+  /// `key_colon` then v, or null when the row has no finite value.
+  [[gnu::always_inline]] written_number finite_or_null(std::string_view key_colon, bool defined, double v) {
+    literal(key_colon);
+    if (defined) return number(v);
+    literal("null");
+    return {};
+  }
+};
+
 class json_writer final : public writer_base {
  public:
   using writer_base::writer_base;
@@ -109,93 +226,6 @@ class json_writer final : public writer_base {
   }
 
  private:
-  // The hot path: each record reserves an upper bound of its length in buf_ once, then writes
-  // through a raw cursor (memcpy of literals and cached escaped names, fmt::format_int, compiled
-  // "{}" for doubles) — no per-field capacity checks. The text is exactly what "{}" formatting
-  // and append_json_number / append_json_string produce.
-  void literal(std::string_view text) {
-    std::memcpy(cursor_, text.data(), text.size());
-    cursor_ += text.size();
-  }
-  void integer(int64_t v) {
-    if (v >= 0 && v < 1000) {  // histogram counts, shapes, steps: a table, no division loop
-      const small_number& t = small_numbers()[static_cast<std::size_t>(v)];
-      std::memcpy(cursor_, t.digits, 4);  // 4 bytes always fit: the bound has slack
-      cursor_ += t.length;
-      return;
-    }
-    const fmt::format_int text(v);
-    literal({text.data(), text.size()});
-  }
-  struct small_number {
-    char digits[4];
-    int length;
-  };
-  /// Decimal text of 0..999.
-  static const std::array<small_number, 1000>& small_numbers() {
-    static const std::array<small_number, 1000> table = [] {
-      std::array<small_number, 1000> t{};
-      for (int i = 0; i < 1000; ++i) {
-        const fmt::format_int text(i);
-        std::memcpy(t[static_cast<std::size_t>(i)].digits, text.data(), text.size());
-        t[static_cast<std::size_t>(i)].length = static_cast<int>(text.size());
-      }
-      return t;
-    }();
-    return table;
-  }
-  void number(double v) {
-    if (std::isfinite(v)) {
-      // A record repeats values: linf is max or −min, the histogram's lo and hi are min and max.
-      // Their text is taken from the last few formatted ("{}" writes −x as '-' then x's text).
-      const auto bits = std::bit_cast<uint64_t>(v);
-      for (const formatted_number& f : recent_) {
-        if (f.length == 0) continue;
-        if (f.bits == bits) {
-          literal({f.text, f.length});
-          return;
-        }
-        if (f.bits == (bits ^ sign_bit)) {
-          if (f.text[0] == '-') {
-            literal({f.text + 1, static_cast<std::size_t>(f.length - 1)});
-          } else {
-            *cursor_++ = '-';
-            literal({f.text, f.length});
-          }
-          return;
-        }
-      }
-      char* const start = cursor_;
-      cursor_ = fmt::format_to(cursor_, FMT_COMPILE("{}"), v);
-      formatted_number& slot = recent_[recent_next_];
-      recent_next_ = (recent_next_ + 1) % recent_.size();
-      slot.bits = bits;
-      slot.length = static_cast<uint8_t>(cursor_ - start);  // ≤ 24 characters
-      std::memcpy(slot.text, start, slot.length);
-    } else {  // "NaN", "Infinity", "-Infinity" as strings: rare
-      fmt::memory_buffer text;
-      detail::append_json_number(text, v);
-      literal({text.data(), text.size()});
-    }
-  }
-  void finite_or_null(std::string_view key_colon, bool defined, double v) {
-    literal(key_colon);
-    if (defined) {
-      number(v);
-    } else {
-      literal("null");
-    }
-  }
-  /// The text of a finite double formatted recently (length 0: an empty slot).
-  struct formatted_number {
-    uint64_t bits = 0;
-    char text[32];
-    uint8_t length = 0;
-  };
-  static constexpr uint64_t sign_bit = uint64_t{1} << 63;
-  std::array<formatted_number, 4> recent_{};
-  std::size_t recent_next_ = 0;
-
   /// `"name"` JSON-escaped, cached per id (names never change within a catalog).
   const std::string& quoted(std::vector<std::string>& cache, std::size_t id, const std::string& name) {
     if (cache.size() <= id) cache.resize(id + 1);
@@ -208,15 +238,19 @@ class json_writer final : public writer_base {
     return text;
   }
 
+  // The hot path: each record reserves an upper bound of its length in buf_ once, then writes
+  // it through a json_text.
   void write_record(const trial::catalog& trial, const stats::statistics_record& r) {
+    using written_number = json_text::written_number;
     const std::string& tensor = quoted(tensor_keys_, r.tensor, trial.tensor_names()[r.tensor]);
     const std::string& worker = quoted(worker_keys_, r.worker, trial.workers()[r.worker]);
     error_text_.clear();
     if (!r.raw_status.ok()) detail::append_json_string(error_text_, r.raw_status.to_string());
     // Upper bound of the record's length: fixed text and 10 doubles (≤ 24 characters each) and
-    // 10 integers (≤ 20) fit in 1024; then the variable parts.
-    std::size_t bound = 1024 + tensor.size() + worker.size() + 21 * r.shape.size() +
-                        110 * r.saved_reductions.size() + error_text_.size();
+    // 10 integers (≤ 20) fit in 1024; then the variable parts, and the bytes the double writer
+    // may write past its text.
+    std::size_t bound = 1024 + detail::shortest_double_slack_bytes + tensor.size() + worker.size() +
+                        21 * r.shape.size() + 110 * r.saved_reductions.size() + error_text_.size();
     if (r.histogram) bound += 128 + 21 * r.histogram->counts.size();
     if (r.log_histogram) {
       // Fixed text and five counts, then ≤ 28 characters per non-empty bin ("[1547,<int64>],").
@@ -226,132 +260,133 @@ class json_writer final : public writer_base {
     }
     const std::size_t start = buf_.size();
     buf_.resize(start + bound);
-    cursor_ = buf_.data() + start;
+    json_text out{buf_.data() + start};
 
-    literal("{\"tensor\":");
-    literal(tensor);
-    literal(",\"step\":");
-    integer(r.step);
-    literal(",\"mode\":\"");
-    literal(mode_name(r.mode));
-    literal("\",\"mode_step\":");
-    integer(r.mode_step);
-    literal(",\"worker\":");
-    literal(worker);
+    out.literal("{\"tensor\":");
+    out.literal(tensor);
+    out.literal(",\"step\":");
+    out.integer(r.step);
+    out.literal(",\"mode\":\"");
+    out.literal(mode_name(r.mode));
+    out.literal("\",\"mode_step\":");
+    out.integer(r.mode_step);
+    out.literal(",\"worker\":");
+    out.literal(worker);
     if (r.type != dtype::invalid || r.moments) {
-      literal(",\"dtype\":\"");
-      literal(dtype_name(r.type));
-      literal("\"");
+      out.literal(",\"dtype\":\"");
+      out.literal(dtype_name(r.type));
+      out.literal("\"");
     }
-    literal(",\"shape\":[");
-    for (std::size_t i = 0; i < r.shape.size(); ++i) {
-      if (i) literal(",");
-      integer(r.shape[i]);
-    }
-    literal("],\"numel\":");
-    integer(r.num_elements);
+    out.literal(",\"shape\":[");
+    out.integers(r.shape);
+    out.literal("],\"numel\":");
+    out.integer(r.num_elements);
     if (const auto& m = r.moments) {
       const bool any = m->has_finite();
-      literal(",\"finite_count\":");
-      integer(m->finite_count());
-      literal(",\"nan_count\":");
-      integer(m->nan_count);
-      literal(",\"pos_inf_count\":");
-      integer(m->pos_inf_count);
-      literal(",\"neg_inf_count\":");
-      integer(m->neg_inf_count);
-      literal(",\"zero_count\":");
-      integer(m->zero_count);
-      finite_or_null(",\"min\":", any, m->min);
-      finite_or_null(",\"max\":", any, m->max);
-      finite_or_null(",\"mean\":", any, m->mean);
-      finite_or_null(",\"variance\":", any, m->variance());
-      finite_or_null(",\"std\":", any, m->std_dev());
-      finite_or_null(",\"sum\":", any, m->sum);
-      finite_or_null(",\"l1\":", any, m->sum_abs);
-      finite_or_null(",\"l2\":", any, m->l2());
-      finite_or_null(",\"linf\":", any, m->max_abs);
-      finite_or_null(",\"mean_abs\":", any, m->mean_abs());
-      literal(",\"hist\":");
+      out.literal(",\"finite_count\":");
+      out.integer(m->finite_count());
+      out.literal(",\"nan_count\":");
+      out.integer(m->nan_count);
+      out.literal(",\"pos_inf_count\":");
+      out.integer(m->pos_inf_count);
+      out.literal(",\"neg_inf_count\":");
+      out.integer(m->neg_inf_count);
+      out.literal(",\"zero_count\":");
+      out.integer(m->zero_count);
+      const written_number min = out.finite_or_null(",\"min\":", any, m->min);
+      const written_number max = out.finite_or_null(",\"max\":", any, m->max);
+      out.finite_or_null(",\"mean\":", any, m->mean);
+      out.finite_or_null(",\"variance\":", any, m->variance());
+      out.finite_or_null(",\"std\":", any, m->std_dev());
+      out.finite_or_null(",\"sum\":", any, m->sum);
+      out.finite_or_null(",\"l1\":", any, m->sum_abs);
+      out.finite_or_null(",\"l2\":", any, m->l2());
+      out.literal(",\"linf\":");
+      if (any) {
+        out.number_repeating(m->max_abs, max, min);
+      } else {
+        out.literal("null");
+      }
+      out.finite_or_null(",\"mean_abs\":", any, m->mean_abs());
+      out.literal(",\"hist\":");
       if (r.histogram && r.histogram->bins > 0) {
         const auto& h = *r.histogram;
-        literal("{\"bins\":");
-        integer(h.bins);
-        literal(",\"lo\":");
-        number(h.lo);
-        literal(",\"hi\":");
-        number(h.hi);
-        literal(",\"counts\":[");
-        for (std::size_t i = 0; i < h.counts.size(); ++i) {
-          if (i) literal(",");
-          integer(h.counts[i]);
-        }
-        literal("]");
-        if (h.degenerate) literal(",\"degenerate\":true");
-        literal("}");
+        out.literal("{\"bins\":");
+        out.integer(h.bins);
+        out.literal(",\"lo\":");
+        out.number_repeating(h.lo, min, max);
+        out.literal(",\"hi\":");
+        out.number_repeating(h.hi, max, min);
+        out.literal(",\"counts\":[");
+        out.integers(h.counts);
+        out.literal("]");
+        if (h.degenerate) out.literal(",\"degenerate\":true");
+        out.literal("}");
       } else {
-        literal("null");
+        out.literal("null");
       }
     }
-    if (const auto& lh = r.log_histogram) write_log_histogram(*lh);
+    if (const auto& lh = r.log_histogram) out = write_log_histogram(out, *lh);
     int64_t prev_step = 0;
     if (const auto ratio = update_ratio(r, &prev_step)) {
-      literal(",\"update_ratio\":{\"prev_step\":");
-      integer(prev_step);
-      literal(",\"ratio\":");
-      number(*ratio);
-      literal("}");
+      out.literal(",\"update_ratio\":{\"prev_step\":");
+      out.integer(prev_step);
+      out.literal(",\"ratio\":");
+      (void)out.number(*ratio);
+      out.literal("}");
     }
     if (!r.saved_reductions.empty()) {
-      literal(",\"saved_reductions\":[");
+      out.literal(",\"saved_reductions\":[");
       for (std::size_t i = 0; i < r.saved_reductions.size(); ++i) {
         const auto& red = r.saved_reductions[i];
-        literal(i ? ",{\"reduction\":\"" : "{\"reduction\":\"");
-        literal(trial::reduction_name(red.op));
-        literal(red.abs ? "\",\"abs\":true,\"value\":" : "\",\"abs\":false,\"value\":");
-        number(red.value);
-        literal("}");
+        out.literal(i ? ",{\"reduction\":\"" : "{\"reduction\":\"");
+        out.literal(trial::reduction_name(red.op));
+        out.literal(red.abs ? "\",\"abs\":true,\"value\":" : "\",\"abs\":false,\"value\":");
+        (void)out.number(red.value);
+        out.literal("}");
       }
-      literal("]");
+      out.literal("]");
     }
     if (!r.raw_status.ok()) {
-      literal(",\"error\":");
-      literal({error_text_.data(), error_text_.size()});
+      out.literal(",\"error\":");
+      out.literal({error_text_.data(), error_text_.size()});
     }
-    literal("}\n");
-    buf_.resize(static_cast<std::size_t>(cursor_ - buf_.data()));
+    out.literal("}\n");
+    buf_.resize(static_cast<std::size_t>(out.at - buf_.data()));
   }
 
   /// `,"log_hist":{"bins":1548,"nonzero":[[bin,count],...],"nan":n,"pos_inf":n,"neg_inf":n,
   /// "below":n,"above":n}` — only the non-empty bins, ascending (statistics_writer.hpp).
-  void write_log_histogram(const stats::log_histogram& h) {
-    literal(",\"log_hist\":{\"bins\":");
-    integer(static_cast<int64_t>(h.counts.size()));
-    literal(",\"nonzero\":[");
+  static json_text write_log_histogram(json_text out, const stats::log_histogram& h) {
+    out.literal(",\"log_hist\":{\"bins\":");
+    out.integer(static_cast<int64_t>(h.counts.size()));
+    out.literal(",\"nonzero\":[");
     bool first = true;
-    for (std::size_t i = 0; i < h.counts.size(); ++i) {
-      if (h.counts[i] == 0) continue;
-      literal(first ? "[" : ",[");
+    const int64_t* counts = h.counts.data();
+    const std::size_t n = h.counts.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (counts[i] == 0) continue;
+      out.literal(first ? "[" : ",[");
       first = false;
-      integer(static_cast<int64_t>(i));
-      literal(",");
-      integer(h.counts[i]);
-      literal("]");
+      out.integer(static_cast<int64_t>(i));
+      out.character(',');
+      out.integer(counts[i]);
+      out.character(']');
     }
-    literal("],\"nan\":");
-    integer(h.nan_count);
-    literal(",\"pos_inf\":");
-    integer(h.pos_inf_count);
-    literal(",\"neg_inf\":");
-    integer(h.neg_inf_count);
-    literal(",\"below\":");
-    integer(h.below_count);
-    literal(",\"above\":");
-    integer(h.above_count);
-    literal("}");
+    out.literal("],\"nan\":");
+    out.integer(h.nan_count);
+    out.literal(",\"pos_inf\":");
+    out.integer(h.pos_inf_count);
+    out.literal(",\"neg_inf\":");
+    out.integer(h.neg_inf_count);
+    out.literal(",\"below\":");
+    out.integer(h.below_count);
+    out.literal(",\"above\":");
+    out.integer(h.above_count);
+    out.literal("}");
+    return out;
   }
 
-  char* cursor_ = nullptr;
   fmt::memory_buffer error_text_;
   const trial::catalog* names_of_ = nullptr;
   std::vector<std::string> tensor_keys_, worker_keys_;

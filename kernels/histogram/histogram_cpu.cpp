@@ -54,8 +54,10 @@ namespace {
 constexpr int sub_histograms = 4;
 /// Sub-histograms for up to this many bins live on the stack.
 constexpr int stack_bins = 256;
-/// Chunks of at most this many elements count straight into the int64 output.
+/// Chunks of at most this many elements count into one sub-histogram, then the int64 output.
 constexpr int64_t direct_count_elements = 256;
+/// Chunks of at most this many elements add one by one straight into the int64 output.
+constexpr int64_t direct_add_elements = 64;
 /// Chunks of at least this many elements, with at most pair_max_bins bins, count pairs of
 /// elements (histogram_lanes_cpu.hpp, count_pairs_into_tables: one counter update per two
 /// elements, 2 tables of (bins + 1)² counters — 34 KB for 64 bins — flushed once per chunk,
@@ -102,7 +104,9 @@ bool fast_guess_ok(const histogram_params& p) {
 /// 2^-22 (the argument above, with this margin). Needs a fast_guess_ok range whose ends are
 /// float32 values (the min/max of a float32 tensor are), at most 1024 bins (margin ≤ 2^-10),
 /// and a normal float32 range and scale.
-float fast32_margin(int bins) { return static_cast<float>(std::ldexp(static_cast<double>(bins), -20)); }
+float fast32_margin(int bins) {
+  return static_cast<float>(static_cast<double>(bins) * 0x1p-20);  // exact (bins ≤ 2^24): ldexp's value, no call
+}
 
 bool fast32_guess_ok(const histogram_params& p) {
   if (!fast_guess_ok(p) || p.bins > 1024) return false;

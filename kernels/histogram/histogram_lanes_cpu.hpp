@@ -263,6 +263,18 @@ template <dtype D, bin_mode Mode>
   alignas(64) int32_t idx[cpu_block_elements];
   const int32_t bins = p.bins;
   const int64_t stride = bins + 2;  // bins, the spill bin, the fixup bin (never counted)
+  if (count <= direct_add_elements) {
+    // Tiny tensor: each kept element adds one straight to its int64 count, a value numpy does
+    // not keep (the spill bin) to a dummy: no sub-histogram to clear and add up, which cost
+    // more than the few increments.
+    (void)bin_block<D, Mode>(c, p, bytes + begin * element_size_v<D>, count, idx);
+    int64_t spilled = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      const int32_t bin = idx[i];
+      ++*(bin < bins ? counts + bin : &spilled);
+    }
+    return;
+  }
   if (count <= direct_count_elements) {
     // Small tensor: one sub-histogram (runs of one bin are short next to the work per tensor).
     const int64_t padded = bin_block<D, Mode>(c, p, bytes + begin * element_size_v<D>, count, idx);

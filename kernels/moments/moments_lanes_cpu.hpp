@@ -247,18 +247,22 @@ template <dtype D>
   c.inf = splat(positive_infinity());
   c.neg_inf = splat(-positive_infinity());
   c.dbl_max = splat(DBL_MAX);
-  ordered_tree_merger<moments_state, merge_moments_fn, 24> merger{merge_moments_fn{}};
-  for (int64_t b = 0; b < count; b += cpu_block_elements) {
-    const int64_t n = count - b < cpu_block_elements ? count - b : cpu_block_elements;
+  const auto block = [&](int64_t b, int64_t n) {
     const unsigned char* p = bytes + (begin + b) * element_size_v<D>;
     if constexpr (D == dtype::float32 || D == dtype::float64 || D == dtype::float16 ||
                   D == dtype::bfloat16) {
-      merger.push(block_moments<D>(p, n, c));
+      return block_moments<D>(p, n, c);
     } else {
       alignas(64) double buf[cpu_block_elements];
       for (int64_t i = 0; i < n; ++i) buf[i] = load_as_double<D, false>(p, i);
-      merger.push(block_moments<dtype::float64>(reinterpret_cast<const unsigned char*>(buf), n, c));
+      return block_moments<dtype::float64>(reinterpret_cast<const unsigned char*>(buf), n, c);
     }
+  };
+  // One block (small tensors): the merger would hand back that block's state unchanged.
+  if (count > 0 && count <= cpu_block_elements) return block(0, count);
+  ordered_tree_merger<moments_state, merge_moments_fn, 24> merger{merge_moments_fn{}};
+  for (int64_t b = 0; b < count; b += cpu_block_elements) {
+    merger.push(block(b, count - b < cpu_block_elements ? count - b : cpu_block_elements));
   }
   return merger.finish(moments_identity());
 }
