@@ -64,11 +64,9 @@ struct store_source_options {
   /// its pipeline options). Part of every row's key.
   stats::backend backend = stats::backend::cpu;
   /// Records whose bytes in the event file (all the records of an entry a request reads) are
-  /// fewer than this are neither stored nor served when their event file holds no larger record
-  /// the store keeps: they are read from the trial, which costs less than their row (a row takes
-  /// ~3 µs to write and ~2.3 µs to read back and decode, a 1 KiB record from the page cache
-  /// ~1.5 µs; bench/RESULTS.md "Statistics store"). Beside a kept record they are kept too: a
-  /// warm run then opens no event file for them. < 0: automatic —
+  /// fewer than this are neither stored nor served: they are read from the trial, which costs
+  /// less than their row (a row takes ~3 µs to write and ~2.3 µs to read back and decode, a
+  /// 1 KiB record from the page cache ~1.5 µs; bench/RESULTS.md "Statistics store"). < 0: automatic —
   /// `TRIALSTAT_STORE_MIN_RECORD_BYTES` when set, else `default_min_record_bytes` for a local
   /// trial and 0 (everything) for an S3 trial, where every record read is network traffic.
   int64_t min_record_bytes = -1;
