@@ -675,51 +675,6 @@ TEST(StoreSource, ABlobThatDoesNotDecodeRestartsAtItsStep) {
   EXPECT_EQ(again->summary().read, 0);
 }
 
-/// Small entries (under `min_record_bytes`) are kept where their event file also holds a kept
-/// entry (a warm run opens no file for them), and read where their file holds small ones alone.
-TEST(StoreSource, SmallRecordsAreKeptWhereTheirFileHasALargeOne) {
-  const fs::path dir = scratch("small");
-  const fs::path root = dir / "trial";
-  for (int worker = 0; worker < 2; ++worker) {  // worker_0: weight (2 KiB) and bias; worker_1: bias, loss
-    auto w = writer::trial_writer::create(root, "worker_" + std::to_string(worker), {.num_workers = 2});
-    ASSERT_TRUE(w) << w.error_status().to_string();
-    for (int64_t step = 0; step < 4; ++step) {
-      ASSERT_TRUE(w->begin_step(step, mode::train, step).ok());
-      const std::vector<std::pair<std::string, std::vector<int64_t>>> tensors =
-          worker == 0 ? std::vector<std::pair<std::string, std::vector<int64_t>>>{{"weight", {32, 16}}, {"bias", {16}}}
-                      : std::vector<std::pair<std::string, std::vector<int64_t>>>{{"bias", {16}}, {"loss", {}}};
-      for (std::size_t t = 0; t < tensors.size(); ++t) {
-        int64_t n = 1;
-        for (int64_t d : tensors[t].second) n *= d;
-        const auto bytes = reference::make_tensor_bytes(dtype::float32, n, reference::data_mode::normal,
-                                                        17 + 101 * static_cast<uint64_t>(step) + 7 * t + worker);
-        ASSERT_TRUE(w->add_tensor(tensors[t].first, tensor_view{bytes.data(), dtype::float32, tensors[t].second, n}).ok());
-      }
-      ASSERT_TRUE(w->end_step().ok());
-    }
-    ASSERT_TRUE(w->close(true).ok());
-  }
-  auto trial = trial::catalog::open(root.string());
-  ASSERT_TRUE(trial) << trial.error_status().to_string();
-  const plan::read_plan plan = full_plan(*trial);
-  const auto plain = run_bytes({}, *trial, plan);
-  const auto make = [&] {
-    return std::make_unique<store::store_source>(
-        store::store_source_options{.path = dir / "s.sqlite", .min_record_bytes = 1024});
-  };
-  {
-    auto cold = make();
-    EXPECT_EQ(run_bytes(cold->source(), *trial, plan), plain);
-    EXPECT_EQ(cold->summary().written, 4 * 2);  // worker_0's weight and bias
-  }
-  auto warm = make();
-  EXPECT_EQ(run_bytes(warm->source(), *trial, plan), plain);
-  EXPECT_EQ(warm->summary().served, 4 * 2);
-  EXPECT_EQ(warm->summary().small, 4 * 2);  // worker_1's bias and loss: their file holds nothing kept
-  EXPECT_EQ(warm->summary().read, 4 * 2);
-  EXPECT_EQ(warm->summary().written, 0);
-}
-
 /// Every row once, whether read on one thread or split between two (each with a connection of
 /// its own), for the whole store and for a range of steps.
 TEST(StoreRowReader, TwoThreadsReadEveryRowOnce) {
