@@ -249,7 +249,7 @@ int main(int argc, char** argv) {
               "(copy + compute), overlapped %.3f s (%.0f%% of the shorter stage)\n",
               wall, read_total, compute_total, overlap,
               100.0 * overlap / std::max(1e-9, std::min(read_total, compute_total)));
-  if (const auto c = pipeline::cuda_counters(**executor)) {
+  if (const auto c = stats::cuda_counters(**executor)) {
     std::printf("executor: %lld batches, %lld groups, %.3f GB to device (%.3f GB staged through "
                 "pinned buffers, the rest straight from pinned reader buffers), staging memcpy "
                 "%.3f s, waiting on streams %.3f s\n",
