@@ -36,6 +36,8 @@ class held_rows {
   /// object holds it (until `clear`). A second row of the same key replaces the first in the
   /// index. Call `build_index` after the last `add`.
   void add(const entry_key& key, const row_view& v) { rows_.push_back(row{key, v}); }
+  /// Room for `rows` rows (no reallocation while they are added).
+  void reserve(std::size_t rows) { rows_.reserve(rows); }
   /// Make `find` answer (after the rows are added).
   void build_index();
   /// The index of the row of `key`, or `none`.

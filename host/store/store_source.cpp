@@ -310,22 +310,28 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
   // arenas they were read into).
   const auto names = trial.tensor_names();
   const auto workers = trial.workers();
-  std::unordered_map<std::string_view, trial::tensor_id> tensor_ids;
+  // Per tensor name: its id and the signature its rows must carry (one look-up a row).
+  std::unordered_map<std::string_view, std::pair<trial::tensor_id, std::string_view>> tensor_ids;
   tensor_ids.reserve(signatures.size());
-  for (const auto& [tensor, signature] : signatures) tensor_ids.emplace(names[tensor], tensor);
+  for (const auto& [tensor, signature] : signatures) {
+    tensor_ids.emplace(names[tensor], std::pair<trial::tensor_id, std::string_view>(tensor, signature));
+  }
   std::unordered_map<std::string_view, trial::worker_id> worker_ids;
   for (trial::worker_id w = 0; w < workers.size(); ++w) worker_ids.emplace(workers[w], w);
   detail::held_rows& rows = s.held;
   rows.clear();
+  std::size_t read_rows = 0;
+  for (const detail::row_arena& arena : read.arenas) read_rows += arena.size();
+  rows.reserve(read_rows);
   for (const detail::row_arena& arena : read.arenas) {
     for (std::size_t i = 0; i < arena.size(); ++i) {
       const row_view v = arena.view(i);
       if (v.step < first_step || v.step > last_step) continue;  // read ahead for a wider range
       const auto tensor = tensor_ids.find(v.tensor);
-      if (tensor == tensor_ids.end() || signatures.find(tensor->second)->second != v.request) continue;
+      if (tensor == tensor_ids.end() || tensor->second.second != v.request) continue;
       const auto worker = worker_ids.find(v.worker);
       if (worker == worker_ids.end()) continue;
-      rows.add(entry_key{v.step, tensor->second, worker->second}, v);
+      rows.add(entry_key{v.step, tensor->second.first, worker->second}, v);
     }
   }
   rows.build_index();
