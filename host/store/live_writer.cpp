@@ -31,16 +31,23 @@ struct live_writer::state {
       db.emplace(std::move(*opened));
     }
     detail::identity_cache identities(trial);  // one stat or HEAD per file of this step
-    const int64_t min_bytes = min_record_bytes_for(options, trial);
+    detail::record_size_rule sizes(min_record_bytes_for(options, trial));
+    const auto for_each_storable = [&](const auto& action) {
+      for (const stats::statistics_record& record : step.records) {
+        const stats::statistics_request* request = plan.find(record.tensor);
+        const trial::tensor_entry* entry = trial.find_entry(record.tensor, step.step, record.worker);
+        if (request != nullptr && entry != nullptr && request_storable(*request)) action(record, *entry, *request);
+      }
+    };
+    for_each_storable([&](const stats::statistics_record&, const trial::tensor_entry& entry,
+                          const stats::statistics_request& request) { sizes.note(entry, request); });
     rows.clear();
-    for (const stats::statistics_record& record : step.records) {
-      const stats::statistics_request* request = plan.find(record.tensor);
-      const trial::tensor_entry* entry = trial.find_entry(record.tensor, step.step, record.worker);
-      if (request == nullptr || entry == nullptr || !request_storable(*request)) continue;
+    for_each_storable([&](const stats::statistics_record& record, const trial::tensor_entry& entry,
+                          const stats::statistics_request& request) {
       // Keyed by the backend the watch computes on (its pipeline options, set by the caller).
-      (void)detail::append_row(rows, trial, identities, *entry, *request,
-                               request_signature(*request, options.backend), record, min_bytes, scratch);
-    }
+      (void)detail::append_row(rows, trial, identities, entry, request, request_signature(request, options.backend),
+                               record, sizes, scratch);
+    });
     const status written = db->write_rows(rows);
     if (!written.ok()) return give_up(written);
     summary.written += static_cast<int64_t>(rows.size());

@@ -7,8 +7,9 @@ namespace trialstat::store {
 
 static_assert(row_batch::text_fields == detail::row_text_fields);
 
-void row_batch::add(const row_view& v, const row_columns& columns) {
+void row_batch::add(const row_view& v, const row_columns& columns, bool bundled) {
   row r;
+  r.bundled = bundled;
   r.step = v.step;
   r.mode_step = v.mode_step;
   r.file_size_bytes = v.file_size_bytes;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 #include "trialstat/plan/read_plan.hpp"
 #include "trialstat/stats/record_codec.hpp"
@@ -58,14 +59,43 @@ uint64_t needed_record_bytes(const trial::tensor_entry& entry, const stats::stat
   return bytes;
 }
 
+namespace {
+
+/// The event file of the records of `entry` that `request` reads; none when it reads none.
+std::optional<trial::file_id> needed_event_file(const trial::tensor_entry& entry,
+                                                const stats::statistics_request& request) {
+  std::optional<trial::file_id> file;
+  plan::for_each_needed_record(entry, request, [&](const trial::record_location& at) { file = at.event_file; });
+  return file;
+}
+
+bool below(const trial::tensor_entry& entry, const stats::statistics_request& request, int64_t min_bytes) {
+  return static_cast<int64_t>(std::min<uint64_t>(needed_record_bytes(entry, request), INT64_MAX)) < min_bytes;
+}
+
+}  // namespace
+
+void record_size_rule::note(const trial::tensor_entry& entry, const stats::statistics_request& request) {
+  if (min_bytes_ <= 0 || below(entry, request, min_bytes_)) return;
+  if (const auto file = needed_event_file(entry, request)) files_kept_.insert(*file);
+}
+
+bool record_size_rule::small(const trial::tensor_entry& entry, const stats::statistics_request& request) const {
+  if (min_bytes_ <= 0 || !below(entry, request, min_bytes_)) return false;
+  const auto file = needed_event_file(entry, request);
+  return !file || files_kept_.count(*file) == 0;
+}
+
+bool record_size_rule::bundled(const trial::tensor_entry& entry, const stats::statistics_request& request) const {
+  return min_bytes_ > 0 && below(entry, request, min_bytes_);
+}
+
 bool append_row(row_batch& out, const trial::catalog& trial, identity_cache& identities,
                 const trial::tensor_entry& entry, const stats::statistics_request& request,
-                std::string_view signature, const stats::statistics_record& fresh, int64_t min_record_bytes,
+                std::string_view signature, const stats::statistics_record& fresh, const record_size_rule& sizes,
                 row_scratch& scratch) {
   if (!storable_outcome(fresh)) return false;
-  if (static_cast<int64_t>(std::min<uint64_t>(needed_record_bytes(entry, request), INT64_MAX)) < min_record_bytes) {
-    return false;
-  }
+  if (sizes.small(entry, request)) return false;
   row_identity& described = scratch.identity;
   if (!identities.of(entry, request, described)) return false;
   for (const auto& previous : fresh.previous) {
@@ -94,7 +124,11 @@ bool append_row(row_batch& out, const trial::catalog& trial, identity_cache& ide
   row.file_version = described.file_version;
   row.previous = described.previous;
   row.record = scratch.packed;
-  out.add(row, columns_of(fresh));
+  if (sizes.bundled(entry, request)) {
+    out.add(row, row_columns(), true);  // a bundle's rows have no SQL columns
+  } else {
+    out.add(row, columns_of(fresh));
+  }
   return true;
 }
 

@@ -8,10 +8,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 #include <system_error>
 
 #include <fmt/format.h>
 
+#include "host/store/record_bundle.hpp"
 #include "trialstat/config.hpp"
 #include "trialstat/io/crc32c.hpp"
 
@@ -20,7 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// Schema version 2 (README "Statistics store"). A later version adds a migration step in
+/// Schema version 3 (README "Statistics store"). A later version adds a migration step in
 /// `migrate` and raises `schema_version`.
 constexpr const char* schema_meta = R"sql(
 CREATE TABLE IF NOT EXISTS store_meta (
@@ -71,6 +74,20 @@ CREATE TABLE IF NOT EXISTS %s (
   record_checksum  INTEGER NOT NULL,
   record           BLOB    NOT NULL,
   PRIMARY KEY (step, tensor, worker, request)
+) WITHOUT ROWID;
+)sql";
+/// Version 3: the small records of one (step, worker, request) that the store keeps (their event
+/// file holds a row of `records`) as one row, `bundle` in host/store/record_bundle.hpp's layout.
+/// Keyed by step first, as `records`: a run's bundles are appended, and read in one range.
+constexpr const char* bundles_table = R"sql(
+CREATE TABLE IF NOT EXISTS record_bundles (
+  step            INTEGER NOT NULL,
+  worker          TEXT    NOT NULL,
+  request         TEXT    NOT NULL,
+  rows            INTEGER NOT NULL,
+  bundle_checksum INTEGER NOT NULL,
+  bundle          BLOB    NOT NULL,
+  PRIMARY KEY (step, worker, request)
 ) WITHOUT ROWID;
 )sql";
 // No secondary index: a run reads its step range, one range of the primary key, in one
@@ -127,6 +144,11 @@ struct statistics_store::state {
   sqlite3* db = nullptr;
   statement insert;       // one row
   statement insert_many;  // rows_per_insert rows
+  statement bundle_find;   // a bundle's blob by its key
+  statement bundle_write;  // a bundle, inserted or replaced
+  std::vector<uint32_t> plain_rows;          // of a batch, the rows of `records` (reused)
+  std::vector<std::byte> bundle_held;        // a bundle's blob as the store holds it (reused)
+  std::vector<std::byte> bundle_blob;        // a bundle's blob as written (reused)
   /// Rows bound to one INSERT statement (34 parameters each, far below SQLite's limit).
   static constexpr int rows_per_insert = 16;
   ~state() { sqlite3_close_v2(db); }
@@ -191,6 +213,7 @@ struct statistics_store::state {
                         .c_str(),
                     "migrating version 1 (rows keyed by step first)");
       }
+      if (done.ok()) done = exec(bundles_table, "creating record_bundles (version 3)");
       if (done.ok()) {
         done = exec(fmt::format("PRAGMA application_id = {}; PRAGMA user_version = {};", application_id,
                                 schema_version).c_str(),
@@ -316,18 +339,22 @@ result<statistics_store> statistics_store::open_existing(const fs::path& path) {
 result<std::optional<std::pair<int64_t, int64_t>>> statistics_store::step_bounds(int64_t step_begin,
                                                                                   int64_t step_end) {
   state& s = *state_;
-  // Two seeks into the primary key (min and max in one query would scan the range).
+  // Two seeks into the primary key of each table (min and max in one query would scan the range).
   std::optional<int64_t> bound[2];
-  const char* const sql[2] = {"SELECT step FROM records WHERE step BETWEEN ?1 AND ?2 ORDER BY step LIMIT 1",
-                              "SELECT step FROM records WHERE step BETWEEN ?1 AND ?2 ORDER BY step DESC LIMIT 1"};
-  for (int i = 0; i < 2; ++i) {
+  const char* const sql[4] = {"SELECT step FROM records WHERE step BETWEEN ?1 AND ?2 ORDER BY step LIMIT 1",
+                              "SELECT step FROM records WHERE step BETWEEN ?1 AND ?2 ORDER BY step DESC LIMIT 1",
+                              "SELECT step FROM record_bundles WHERE step BETWEEN ?1 AND ?2 ORDER BY step LIMIT 1",
+                              "SELECT step FROM record_bundles WHERE step BETWEEN ?1 AND ?2 ORDER BY step DESC LIMIT 1"};
+  for (int i = 0; i < 4; ++i) {
     statement q(s.db, sql[i]);
     if (!q.ok()) return sqlite_status(s.db, q.rc(), s.path, "reading the step range");
     sqlite3_bind_int64(q.get(), 1, step_begin);
     sqlite3_bind_int64(q.get(), 2, step_end);
     const int rc = sqlite3_step(q.get());
     if (rc == SQLITE_ROW) {
-      bound[i] = sqlite3_column_int64(q.get(), 0);
+      const int64_t step = sqlite3_column_int64(q.get(), 0);
+      std::optional<int64_t>& b = bound[i % 2];
+      b = !b ? step : i % 2 == 0 ? std::min(*b, step) : std::max(*b, step);
     } else if (rc != SQLITE_DONE) {
       return sqlite_status(s.db, rc, s.path, "reading the step range");
     }
@@ -371,6 +398,27 @@ status statistics_store::read_row_views(int64_t step_begin, int64_t step_end,
     on_row(row);
   }
   if (rc != SQLITE_DONE) return sqlite_status(s.db, rc, s.path, "reading rows");
+  // Then the bundles of the same steps, each row of a bundle as views into its blob.
+  statement b(s.db,
+              "SELECT step, worker, request, rows, bundle_checksum, bundle FROM record_bundles "
+              "WHERE step BETWEEN ?1 AND ?2");
+  if (!b.ok()) return sqlite_status(s.db, b.rc(), s.path, "reading bundles");
+  sqlite3_bind_int64(b.get(), 1, step_begin);
+  sqlite3_bind_int64(b.get(), 2, step_end);
+  std::vector<row_view> bundled;
+  while ((rc = sqlite3_step(b.get())) == SQLITE_ROW) {
+    sqlite3_stmt* r = b.get();
+    const auto* blob = static_cast<const std::byte*>(sqlite3_column_blob(r, 5));
+    const std::span<const std::byte> bytes(blob, static_cast<std::size_t>(sqlite3_column_bytes(r, 5)));
+    bundled.clear();
+    if (io::crc32c(bytes) != static_cast<uint32_t>(sqlite3_column_int64(r, 4)) ||
+        !detail::decode_bundle(bytes, sqlite3_column_int64(r, 0), text_column(r, 1), text_column(r, 2), bundled)) {
+      if (damaged != nullptr) *damaged += std::max<int64_t>(1, sqlite3_column_int64(r, 3));
+      continue;
+    }
+    for (const row_view& v : bundled) on_row(v);
+  }
+  if (rc != SQLITE_DONE) return sqlite_status(s.db, rc, s.path, "reading bundles");
   return status::success();
 }
 
@@ -483,19 +531,18 @@ void bind_row(sqlite3_stmt* w, int base, const row_view& v, const row_columns& c
   sqlite3_bind_blob(w, base + 34, v.record.data(), static_cast<int>(v.record.size()), SQLITE_STATIC);
 }
 
-/// Insert or replace rows 0..count-1 (`row(i)` gives each as views and its columns) in one
-/// transaction: what both `write_rows` do. Rows go `statistics_store::state::rows_per_insert` to
-/// a statement (each statement's set-up and end cost about a tenth of a row's insert), the rest
-/// one by one; in order, so a later row of the same key replaces an earlier one.
+/// Insert or replace rows 0..count-1 of `records` (`row(i)` gives each as views and its
+/// columns) inside the caller's transaction. Rows go `statistics_store::state::rows_per_insert`
+/// to a statement (each statement's set-up and end cost about a tenth of a row's insert), the
+/// rest one by one; in order, so a later row of the same key replaces an earlier one.
 template <typename Row>
-status insert_rows(statistics_store::state& s, std::size_t count, const Row& row) {
+status insert_record_rows(statistics_store::state& s, std::size_t count, const Row& row) {
   if (count == 0) return status::success();
   for (auto [st, rows] : {std::pair{&s.insert, 1}, std::pair{&s.insert_many, statistics_store::state::rows_per_insert}}) {
     if (st->ok()) continue;
     *st = statement(s.db, insert_sql(rows).c_str());
     if (!st->ok()) return sqlite_status(s.db, st->rc(), s.path, "preparing the insert");
   }
-  TRIALSTAT_RETURN_IF_ERROR(s.exec("BEGIN IMMEDIATE", "starting a write"));
   status failure;
   std::size_t i = 0;
   while (i < count && failure.ok()) {
@@ -514,6 +561,79 @@ status insert_rows(statistics_store::state& s, std::size_t count, const Row& row
     sqlite3_reset(st->get());
     sqlite3_clear_bindings(st->get());
   }
+  return failure;
+}
+
+/// The bundle key of a row: its step, worker and request.
+using bundle_key = std::tuple<int64_t, std::string_view, std::string_view>;
+
+/// Write the bundled rows of `rows` into their bundles inside the caller's transaction, each
+/// merged with what the store holds under its key (`merge_bundle_rows`); a held bundle that fails
+/// its checksum or does not parse is replaced whole.
+status write_bundles(statistics_store::state& s, const row_batch& rows) {
+  std::map<bundle_key, std::vector<row_view>> bundles;  // in key order: appended to the b-tree
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!rows.bundled(i)) continue;
+    const row_view v = rows.view(i);
+    bundles[bundle_key{v.step, v.worker, v.request}].push_back(v);
+  }
+  if (bundles.empty()) return status::success();
+  const std::pair<statement*, const char*> statements[] = {
+      {&s.bundle_find, "SELECT bundle_checksum, bundle FROM record_bundles WHERE step = ?1 AND worker = ?2 AND "
+                       "request = ?3"},
+      {&s.bundle_write, "INSERT OR REPLACE INTO record_bundles (step, worker, request, rows, bundle_checksum, bundle) "
+                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"}};
+  for (const auto& [st, sql] : statements) {
+    if (st->ok()) continue;
+    *st = statement(s.db, sql);
+    if (!st->ok()) return sqlite_status(s.db, st->rc(), s.path, "preparing the bundle statements");
+  }
+  std::vector<row_view> held;
+  std::vector<row_view> merged;
+  for (const auto& [key, fresh] : bundles) {
+    const auto& [step, worker, request] = key;
+    sqlite3_stmt* find = s.bundle_find.get();
+    sqlite3_reset(find);
+    sqlite3_bind_int64(find, 1, step);
+    sqlite3_bind_text(find, 2, worker.data(), static_cast<int>(worker.size()), SQLITE_STATIC);
+    sqlite3_bind_text(find, 3, request.data(), static_cast<int>(request.size()), SQLITE_STATIC);
+    held.clear();
+    s.bundle_held.clear();
+    const int found = sqlite3_step(find);
+    if (found == SQLITE_ROW) {
+      const auto* blob = static_cast<const std::byte*>(sqlite3_column_blob(find, 1));
+      const std::span<const std::byte> bytes(blob, static_cast<std::size_t>(sqlite3_column_bytes(find, 1)));
+      if (io::crc32c(bytes) == static_cast<uint32_t>(sqlite3_column_int64(find, 0))) {
+        s.bundle_held.assign(bytes.begin(), bytes.end());  // the statement is reset before the write
+      }
+    } else if (found != SQLITE_DONE) {
+      return sqlite_status(s.db, found, s.path, "reading a bundle");
+    }
+    sqlite3_reset(find);
+    if (!s.bundle_held.empty() && !detail::decode_bundle(s.bundle_held, step, worker, request, held)) held.clear();
+    detail::merge_bundle_rows(held, fresh, merged);
+    detail::encode_bundle(merged, s.bundle_blob);
+    sqlite3_stmt* w = s.bundle_write.get();
+    sqlite3_reset(w);
+    sqlite3_bind_int64(w, 1, step);
+    sqlite3_bind_text(w, 2, worker.data(), static_cast<int>(worker.size()), SQLITE_STATIC);
+    sqlite3_bind_text(w, 3, request.data(), static_cast<int>(request.size()), SQLITE_STATIC);
+    sqlite3_bind_int64(w, 4, static_cast<int64_t>(merged.size()));
+    sqlite3_bind_int64(w, 5, static_cast<int64_t>(io::crc32c(s.bundle_blob)));
+    sqlite3_bind_blob(w, 6, s.bundle_blob.data(), static_cast<int>(s.bundle_blob.size()), SQLITE_STATIC);
+    const int rc = sqlite3_step(w);
+    sqlite3_reset(w);
+    if (rc != SQLITE_DONE) return sqlite_status(s.db, rc, s.path, "writing a bundle");
+  }
+  for (statement* st : {&s.bundle_find, &s.bundle_write}) sqlite3_clear_bindings(st->get());
+  return status::success();
+}
+
+/// `write` inside one transaction: committed when it succeeds, rolled back when it does not.
+template <typename Write>
+status in_transaction(statistics_store::state& s, const Write& write) {
+  TRIALSTAT_RETURN_IF_ERROR(s.exec("BEGIN IMMEDIATE", "starting a write"));
+  status failure = write();
   if (failure.ok()) failure = s.exec("COMMIT", "committing rows");
   if (!failure.ok()) (void)s.exec("ROLLBACK", "rolling back");
   return failure;
@@ -522,28 +642,40 @@ status insert_rows(statistics_store::state& s, std::size_t count, const Row& row
 }  // namespace
 
 status statistics_store::write_rows(std::span<const stored_row> rows) {
-  return insert_rows(*state_, rows.size(), [&](std::size_t i) {
-    const stored_row& r = rows[i];
-    row_view v;
-    v.tensor = r.tensor;
-    v.step = r.step;
-    v.worker = r.worker;
-    v.request = r.request;
-    v.mode = r.mode;
-    v.mode_step = r.mode_step;
-    v.event_file = r.identity.event_file;
-    v.ranges = r.identity.ranges;
-    v.file_size_bytes = r.identity.file_size_bytes;
-    v.file_version = r.identity.file_version;
-    v.previous = r.identity.previous;
-    v.record = r.record;
-    return std::pair<row_view, const row_columns&>(v, r.columns);
+  if (rows.empty()) return status::success();
+  return in_transaction(*state_, [&] {
+    return insert_record_rows(*state_, rows.size(), [&](std::size_t i) {
+      const stored_row& r = rows[i];
+      row_view v;
+      v.tensor = r.tensor;
+      v.step = r.step;
+      v.worker = r.worker;
+      v.request = r.request;
+      v.mode = r.mode;
+      v.mode_step = r.mode_step;
+      v.event_file = r.identity.event_file;
+      v.ranges = r.identity.ranges;
+      v.file_size_bytes = r.identity.file_size_bytes;
+      v.file_version = r.identity.file_version;
+      v.previous = r.identity.previous;
+      v.record = r.record;
+      return std::pair<row_view, const row_columns&>(v, r.columns);
+    });
   });
 }
 
 status statistics_store::write_rows(const row_batch& rows) {
-  return insert_rows(*state_, rows.size(), [&](std::size_t i) {
-    return std::pair<row_view, const row_columns&>(rows.view(i), rows.columns(i));
+  if (rows.empty()) return status::success();
+  state& s = *state_;
+  s.plain_rows.clear();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!rows.bundled(i)) s.plain_rows.push_back(static_cast<uint32_t>(i));
+  }
+  return in_transaction(s, [&] {
+    TRIALSTAT_RETURN_IF_ERROR(insert_record_rows(s, s.plain_rows.size(), [&](std::size_t i) {
+      return std::pair<row_view, const row_columns&>(rows.view(s.plain_rows[i]), rows.columns(s.plain_rows[i]));
+    }));
+    return write_bundles(s, rows);
   });
 }
 
@@ -556,6 +688,8 @@ result<store_info> statistics_store::info() {
       {&out.steps, "SELECT COUNT(DISTINCT step) FROM records"},
       {&out.workers, "SELECT COUNT(DISTINCT worker) FROM records"},
       {&out.requests, "SELECT COUNT(DISTINCT request) FROM records"},
+      {&out.bundled_rows, "SELECT COALESCE(SUM(rows), 0) FROM record_bundles"},
+      {&out.bundles, "SELECT COUNT(*) FROM record_bundles"},
   };
   for (const auto& [field, sql] : counts) {
     auto n = s.integer(sql, "counting rows");

@@ -339,7 +339,15 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
   // Which records come from the store.
   const int64_t history_reads_before = s.summary.history_reads;
   const int64_t restarts_before = s.summary.restarts;
-  const int64_t min_bytes = min_record_bytes_for(s.options, trial);
+  detail::record_size_rule sizes(min_record_bytes_for(s.options, trial));
+  for (const trial::step_info* info : visits) {
+    for (const trial::tensor_entry& entry : trial.entries_at(info->step)) {
+      const stats::statistics_request* request = plan.find(entry.tensor);
+      if (request != nullptr && signatures.count(entry.tensor) != 0 && plan.reads_worker(entry.worker)) {
+        sizes.note(entry, *request);
+      }
+    }
+  }
   std::vector<serve_state> serving(rows.size());
   struct history_state {
     std::deque<std::pair<int64_t, uint64_t>> kept;  // (step, identity hash) the executor would hold
@@ -395,8 +403,7 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
         read_it(nullptr);
         continue;
       }
-      if (static_cast<int64_t>(std::min<uint64_t>(detail::needed_record_bytes(entry, *request), INT64_MAX)) <
-          min_bytes) {
+      if (sizes.small(entry, *request)) {
         ++s.summary.small;  // cheaper to read than to keep
         read_it(nullptr);
         continue;
@@ -463,7 +470,7 @@ result<pipeline::pipeline_counters> store_source::run(const trial::catalog& tria
                              const stats::statistics_record& fresh) {
     const auto signature = signatures.find(entry.tensor);
     if (s.write_failed || signature == signatures.end()) return;
-    (void)detail::append_row(s.pending, trial, identities, entry, request, signature->second, fresh, min_bytes,
+    (void)detail::append_row(s.pending, trial, identities, entry, request, signature->second, fresh, sizes,
                              s.scratch);
   };
   // A step's records; the elements (and their buffers) are reused from step to step.

@@ -262,20 +262,39 @@ else
   echo "SKIP: golden trials (\$TRIALSTAT_SHARED_TRIALS not set)"
 fi
 
-# --- the default: local records under 4 KiB are read, not stored --------------------------------
+# --- the default bound: local records under 4 KiB go into bundles beside larger ones, else read --
+# The weights (72 and 144 KiB) are rows of `records`; the biases, the loss and the activations'
+# small records of a step sit in the same event file and go into its bundle: a warm run opens no
+# event file. (A trial of small records alone, below, stores none.)
 mixed="$work/mixed"
-"$bin" example --out "$mixed" --steps 12 --width 192 --input-dim 96 --save-interval 2 >/dev/null 2>&1
-"$bin" rules "$mixed" --format json --store off >"$work/mixed.off" 2>/dev/null
-env -u TRIALSTAT_STORE_MIN_RECORD_BYTES "$bin" rules "$mixed" --format json --store "$work/mixed.sqlite" >"$work/mixed.cold" 2>/dev/null
-env -u TRIALSTAT_STORE_MIN_RECORD_BYTES "$bin" rules "$mixed" --format json --store "$work/mixed.sqlite" >"$work/mixed.warm" 2>"$work/mixed.err"
-same "small records read, large ones stored: == off" "$work/mixed.off" "$work/mixed.warm"
-read -r s r b <<<"$(served "$work/mixed.err")"
-check "the 144 KiB weights come from the store ($s) and the small records are read ($r)" test "${s:-0}" -gt 0 -a "${r:-0}" -gt 0
-check "the store holds no record under 4 KiB" \
+"$bin" example --out "$mixed" --steps 12 --width 192 --input-dim 96 --save-interval 2 --eval-every 4 \
+  --eval-batches 1 >/dev/null 2>&1
+outputs "$work/mixed.off" "$mixed" off
+TRIALSTAT_STORE_MIN_RECORD_BYTES= outputs "$work/mixed.cold" "$mixed" "$work/mixed.sqlite"
+TRIALSTAT_STORE_MIN_RECORD_BYTES= outputs "$work/mixed.warm" "$mixed" "$work/mixed.sqlite"
+compare_outputs "bundles: cold == off" "$work/mixed.off" "$work/mixed.cold"
+compare_outputs "bundles: warm == off" "$work/mixed.off" "$work/mixed.warm"
+read -r s r b <<<"$(served "$work/mixed.warm/rules.err")"
+check "a warm rules run serves the weights' rows and their bundles' records ($s) and reads no event-file byte ($r, $b)" \
+  test "${s:-0}" -gt 0 -a "${r:-x}" = 0 -a "${b:-x}" = 0
+read -r s2 r2 b2 <<<"$(served "$work/mixed.warm/stats.err")"
+check "a warm stats run (log histograms too) reads no event-file byte ($r2, $b2)" test "${r2:-x}" = 0 -a "${b2:-x}" = 0
+check "records has no record under 4 KiB" \
   test "$(sqlite3 "$work/mixed.sqlite" "SELECT COUNT(*) FROM records WHERE num_elements * 4 < 4096")" = 0
-check "the store holds the records from 4 KiB up" \
-  test "$(sqlite3 "$work/mixed.sqlite" "SELECT COUNT(*) FROM records WHERE num_elements * 4 BETWEEN 4096 AND 65535")" -gt 0
-check "the summary says why small records are read" grep -q "TRIALSTAT_STORE_MIN_RECORD_BYTES" "$work/mixed.err"
+check "records has the records from 4 KiB up" \
+  test "$(sqlite3 "$work/mixed.sqlite" "SELECT COUNT(*) FROM records WHERE num_elements * 4 >= 4096")" -gt 0
+check "record_bundles holds the small records" \
+  test "$(sqlite3 "$work/mixed.sqlite" "SELECT SUM(rows) FROM record_bundles")" -gt 0
+check "store info counts them" grep -q "small records in bundles: [1-9]" <("$bin" store info "$mixed" --store "$work/mixed.sqlite" 2>&1)
+# A trial of 1 KiB tensors alone: nothing is stored, every record is read.
+tiny="$work/tiny"
+"$bin" example --out "$tiny" --steps 6 --width 16 --layers 3 --input-dim 16 --save-interval 2 >/dev/null 2>&1
+"$bin" rules "$tiny" --format json --store off >"$work/tiny.off" 2>/dev/null
+TRIALSTAT_STORE_MIN_RECORD_BYTES= "$bin" rules "$tiny" --format json --store "$work/tiny.sqlite" >"$work/tiny.cold" 2>/dev/null
+TRIALSTAT_STORE_MIN_RECORD_BYTES= "$bin" rules "$tiny" --format json --store "$work/tiny.sqlite" >"$work/tiny.warm" 2>/dev/null
+same "small records alone: warm == off" "$work/tiny.off" "$work/tiny.warm"
+check "small records alone in their files are not stored" \
+  test "$(sqlite3 "$work/tiny.sqlite" "SELECT (SELECT COUNT(*) FROM records) + (SELECT COUNT(*) FROM record_bundles)")" = 0
 
 # --- store clear -----------------------------------------------------------------------------
 "$bin" store clear "$trial" 2>/dev/null

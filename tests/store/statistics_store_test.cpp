@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "host/store/held_rows.hpp"
+#include "host/store/record_bundle.hpp"
 #include "host/store/row_arena.hpp"
 #include "host/store/row_reader.hpp"
 #include "tests/reference/reference_stats.hpp"
@@ -389,7 +390,7 @@ TEST(StoreDatabase, MigratesVersion1KeepingItsRows) {
   EXPECT_NE(table_sql(dir / "v1.sqlite", "records").find("PRIMARY KEY (step, tensor"), std::string::npos);
   auto info = db->info();
   ASSERT_TRUE(info);
-  EXPECT_EQ(info->version, 2);
+  EXPECT_EQ(info->version, store::schema_version);
   EXPECT_EQ(info->rows, 3);
   EXPECT_EQ(info->trial, "/trials/a");
   std::vector<store::stored_row> got;
@@ -479,6 +480,195 @@ TEST(StoreDatabase, ADamagedRowIsNeverRead) {
   EXPECT_EQ(damaged, 1);
 }
 
+// --- bundles of small records (schema version 3) ---------------------------------------------
+
+store::row_view view_of(const store::stored_row& r) {
+  return store::row_view{r.tensor, r.step, r.worker, r.request, r.mode, r.mode_step, r.identity.event_file,
+                         r.identity.ranges, r.identity.file_size_bytes, r.identity.file_version,
+                         r.identity.previous, r.record};
+}
+
+TEST(StoreBundle, EncodesEveryFieldAndRejectsMalformedBlobs) {
+  std::vector<store::stored_row> rows{make_row("bias", 7, "b\0x"), make_row("loss", 7, ""),
+                                      make_row("grad/with a longer name", 7, std::string(300, 'g'))};
+  rows[0].mode = 2;
+  rows[0].mode_step = 3;
+  rows[1].identity = {"events/y.tfevents", "10+4;20+6", 1ull << 40, "\"etag-1\"", "5:00000000000000ab|0:1"};
+  std::vector<store::row_view> views;
+  for (const auto& r : rows) views.push_back(view_of(r));
+  std::vector<std::byte> blob;
+  store::detail::encode_bundle(views, blob);
+  std::vector<store::row_view> back;
+  ASSERT_TRUE(store::detail::decode_bundle(blob, 7, "worker_0", "s1;cpu;m1", back));
+  ASSERT_EQ(back.size(), rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const store::row_view& v = back[i];
+    EXPECT_EQ(v.tensor, rows[i].tensor);
+    EXPECT_EQ(v.step, 7);
+    EXPECT_EQ(v.worker, "worker_0");
+    EXPECT_EQ(v.request, "s1;cpu;m1");
+    EXPECT_EQ(v.mode, rows[i].mode);
+    EXPECT_EQ(v.mode_step, rows[i].mode_step);
+    EXPECT_EQ(v.event_file, rows[i].identity.event_file);
+    EXPECT_EQ(v.ranges, rows[i].identity.ranges);
+    EXPECT_EQ(v.file_size_bytes, rows[i].identity.file_size_bytes);
+    EXPECT_EQ(v.file_version, rows[i].identity.file_version);
+    EXPECT_EQ(v.previous, rows[i].identity.previous);
+    EXPECT_TRUE(std::equal(v.record.begin(), v.record.end(), rows[i].record.begin(), rows[i].record.end()));
+  }
+  // Cut short anywhere, one byte too many, another format: no row, and `back` as it was.
+  for (std::size_t cut = 0; cut < blob.size(); ++cut) {
+    std::vector<store::row_view> none{views[0]};
+    EXPECT_FALSE(store::detail::decode_bundle(std::span(blob).first(cut), 7, "w", "r", none)) << cut;
+    EXPECT_EQ(none.size(), 1u);
+  }
+  std::vector<std::byte> longer = blob;
+  longer.push_back(std::byte{0});
+  EXPECT_FALSE(store::detail::decode_bundle(longer, 7, "w", "r", back));
+  std::vector<std::byte> other = blob;
+  other[0] = std::byte{store::detail::bundle_format + 1};
+  EXPECT_FALSE(store::detail::decode_bundle(other, 7, "w", "r", back));
+  // An empty bundle is well formed.
+  store::detail::encode_bundle({}, blob);
+  back.clear();
+  EXPECT_TRUE(store::detail::decode_bundle(blob, 0, "w", "r", back));
+  EXPECT_TRUE(back.empty());
+}
+
+TEST(StoreBundle, MergeKeepsTheOtherTensorsAndTheLaterRowOfOne) {
+  const std::vector<store::stored_row> held{make_row("a", 1, "a-old"), make_row("b", 1, "b-old")};
+  const std::vector<store::stored_row> fresh{make_row("b", 1, "b-first"), make_row("c", 1, "c"),
+                                             make_row("b", 1, "b-later")};
+  std::vector<store::row_view> h;
+  std::vector<store::row_view> f;
+  for (const auto& r : held) h.push_back(view_of(r));
+  for (const auto& r : fresh) f.push_back(view_of(r));
+  std::vector<store::row_view> merged;
+  store::detail::merge_bundle_rows(h, f, merged);
+  std::map<std::string, std::string> got;
+  for (const auto& v : merged) {
+    EXPECT_TRUE(got.emplace(std::string(v.tensor), std::string(reinterpret_cast<const char*>(v.record.data()),
+                                                                v.record.size()))
+                    .second)
+        << v.tensor;
+  }
+  EXPECT_EQ(got, (std::map<std::string, std::string>{{"a", "a-old"}, {"b", "b-later"}, {"c", "c"}}));
+}
+
+/// A batch's bundled rows go into one bundle per (step, worker, request), merged with the bundle
+/// the store holds; `records` gets the other rows alone; all are read back as rows.
+TEST(StoreDatabase, WritesBundledRowsIntoTheirBundlesMerged) {
+  const fs::path dir = scratch("bundles");
+  auto db = store::statistics_store::open(dir / "s.sqlite", "/t");
+  ASSERT_TRUE(db) << db.error_status().to_string();
+  std::vector<store::stored_row> rows{make_row("weight", 2, "w2"), make_row("bias", 2, "b2"),
+                                      make_row("loss", 2, "l2"),   make_row("bias", 4, "b4"),
+                                      make_row("loss", 2, "l2-other-request"), make_row("bias", 2, "b2-worker-1")};
+  rows[4].request = "s1;cpu;m1;h64";
+  rows[5].worker = "worker_1";
+  store::row_batch batch;
+  for (std::size_t i = 0; i < rows.size(); ++i) batch.add(view_of(rows[i]), {}, /*bundled=*/i != 0);
+  ASSERT_TRUE(db->write_rows(batch).ok());
+  const auto read_all = [&] {
+    std::map<std::tuple<int64_t, std::string, std::string, std::string>, std::string> got;
+    int64_t damaged = 0;
+    EXPECT_TRUE(db->read_rows(0, 10, [&](store::stored_row&& r) {
+                    EXPECT_TRUE(got.emplace(std::tuple{r.step, r.worker, r.request, r.tensor},
+                                            std::string(reinterpret_cast<const char*>(r.record.data()), r.record.size()))
+                                    .second);
+                    EXPECT_EQ(r.identity, rows[0].identity);
+                  }, &damaged).ok());
+    EXPECT_EQ(damaged, 0);
+    return got;
+  };
+  auto got = read_all();
+  ASSERT_EQ(got.size(), rows.size());
+  for (const auto& r : rows) {
+    EXPECT_EQ((got[std::tuple{r.step, r.worker, r.request, r.tensor}]),
+              std::string(reinterpret_cast<const char*>(r.record.data()), r.record.size()));
+  }
+  auto info = db->info();
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->rows, 1);  // the weight
+  EXPECT_EQ(info->bundles, 4);  // (2, worker_0, m1), (4, worker_0, m1), (2, worker_0, m1;h64), (2, worker_1, m1)
+  EXPECT_EQ(info->bundled_rows, 5);
+  EXPECT_EQ(info->version, store::schema_version);
+  // A second batch: the bias at 2 replaced, a new tensor added, the loss at 2 kept.
+  batch.clear();
+  const std::vector<store::stored_row> more{make_row("bias", 2, "b2-new"), make_row("grad", 2, "g2")};
+  for (const auto& r : more) batch.add(view_of(r), {}, true);
+  ASSERT_TRUE(db->write_rows(batch).ok());
+  got = read_all();
+  EXPECT_EQ(got.size(), rows.size() + 1);
+  EXPECT_EQ((got[std::tuple{int64_t{2}, std::string("worker_0"), std::string("s1;cpu;m1"), std::string("bias")}]),
+            "b2-new");
+  EXPECT_EQ((got[std::tuple{int64_t{2}, std::string("worker_0"), std::string("s1;cpu;m1"), std::string("loss")}]), "l2");
+  EXPECT_EQ((got[std::tuple{int64_t{2}, std::string("worker_0"), std::string("s1;cpu;m1"), std::string("grad")}]), "g2");
+  // The step bounds see bundles too (step 4 has no row of `records`).
+  auto bounds = db->step_bounds(0, 100);
+  ASSERT_TRUE(bounds && *bounds);
+  EXPECT_EQ(**bounds, (std::pair<int64_t, int64_t>{2, 4}));
+}
+
+TEST(StoreDatabase, ADamagedBundleIsNeverRead) {
+  const fs::path dir = scratch("damaged_bundle");
+  {
+    auto db = store::statistics_store::open(dir / "s.sqlite", "/t");
+    ASSERT_TRUE(db);
+    store::row_batch batch;
+    const std::vector<store::stored_row> rows{make_row("a", 0, "good"), make_row("b", 1, "gone"),
+                                              make_row("c", 1, "gone too")};
+    for (const auto& r : rows) batch.add(view_of(r), {}, true);
+    ASSERT_TRUE(db->write_rows(batch).ok());
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open((dir / "s.sqlite").c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "UPDATE record_bundles SET bundle = X'01020000' WHERE step = 1", nullptr, nullptr,
+                         nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  auto db = store::statistics_store::open(dir / "s.sqlite", "/t");
+  ASSERT_TRUE(db);
+  std::vector<std::string> seen;
+  int64_t damaged = 0;
+  ASSERT_TRUE(db->read_rows(0, 1, [&](store::stored_row&& r) { seen.push_back(r.tensor); }, &damaged).ok());
+  EXPECT_EQ(seen, std::vector<std::string>{"a"});
+  EXPECT_EQ(damaged, 2);  // the bundle's two rows
+  // Written over: the damaged bundle is replaced whole by the new rows.
+  store::row_batch batch;
+  const store::stored_row again = make_row("b", 1, "back");
+  batch.add(view_of(again), {}, true);
+  ASSERT_TRUE(db->write_rows(batch).ok());
+  seen.clear();
+  damaged = 0;
+  ASSERT_TRUE(db->read_rows(1, 1, [&](store::stored_row&& r) { seen.push_back(r.tensor); }, &damaged).ok());
+  EXPECT_EQ(seen, std::vector<std::string>{"b"});
+  EXPECT_EQ(damaged, 0);
+}
+
+TEST(StoreDatabase, MigratesVersion2AddingBundles) {
+  const fs::path dir = scratch("migrate_v2");
+  {
+    auto db = store::statistics_store::open(dir / "s.sqlite", "/trials/a");
+    ASSERT_TRUE(db);
+    ASSERT_TRUE(db->write_rows(std::vector<store::stored_row>{make_row("w", 0, "zero")}).ok());
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open((dir / "s.sqlite").c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE record_bundles; PRAGMA user_version = 2;", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  ASSERT_EQ(table_sql(dir / "s.sqlite", "record_bundles"), "");
+  auto db = store::statistics_store::open(dir / "s.sqlite", "/trials/a");
+  ASSERT_TRUE(db) << db.error_status().to_string();
+  EXPECT_NE(table_sql(dir / "s.sqlite", "record_bundles").find("PRIMARY KEY (step, worker, request)"),
+            std::string::npos);
+  auto info = db->info();
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->version, 3);
+  EXPECT_EQ(info->rows, 1);
+}
+
 TEST(StoreLocation, AutoIsUnderTheCacheFolderKeyedByTheLocation) {
   ::setenv("XDG_CACHE_HOME", "/tmp/xdg_test_cache", 1);
   auto a = store::resolve_store_path("auto", "/data/trial_a");
@@ -553,8 +743,10 @@ std::vector<std::string> run_bytes(const pipeline::statistics_source& source, co
   return out;
 }
 
-TEST(StoreSource, ColdWarmAndChangedFilesGiveThePlainRecords) {
-  const fs::path dir = scratch("source");
+/// Cold, warm, step ranges, a changed file and a corrupt record, against the plain run, with
+/// rows for records of at least `min_record_bytes` and bundles for the smaller ones.
+void check_cold_warm_and_changed(int64_t min_record_bytes, const std::string& name) {
+  const fs::path dir = scratch(name);
   const fs::path root = write_trial(dir / "trial", 99);
   auto trial = trial::catalog::open(root.string());
   ASSERT_TRUE(trial) << trial.error_status().to_string();
@@ -566,13 +758,29 @@ TEST(StoreSource, ColdWarmAndChangedFilesGiveThePlainRecords) {
     return std::make_unique<store::store_source>(store::store_source_options{
         .path = dir / "s.sqlite",
         .warn = [&](const status& s) { warnings.push_back(s.to_string()); },
-        .min_record_bytes = 0});  // these tensors are small: store them all
+        .min_record_bytes = min_record_bytes});
   };
   {
     auto cold = make();
     EXPECT_EQ(run_bytes(cold->source(), *trial, plan), plain);
     EXPECT_EQ(cold->summary().served, 0);
+    EXPECT_EQ(cold->summary().small, 0);  // every event file holds a weight the store keeps
     EXPECT_GT(cold->summary().written, 50);
+  }
+  {
+    auto db = store::statistics_store::open_existing(dir / "s.sqlite");
+    ASSERT_TRUE(db) << db.error_status().to_string();
+    auto info = db->info();
+    ASSERT_TRUE(info);
+    if (min_record_bytes == 0) {
+      EXPECT_EQ(info->rows, 62);
+      EXPECT_EQ(info->bundles, 0);
+    } else {  // the 2 KiB weights as rows; bias and loss in one bundle per step and worker, grad
+              // (another request: percentiles) in one of its own, but at step 15
+      EXPECT_EQ(info->rows, 16);
+      EXPECT_EQ(info->bundles, 16 + 14);
+      EXPECT_EQ(info->bundled_rows, 62 - 16);
+    }
   }
   {
     auto warm = make();
@@ -633,6 +841,40 @@ TEST(StoreSource, ColdWarmAndChangedFilesGiveThePlainRecords) {
     EXPECT_EQ(run_bytes(again->source(), *trial, plan), corrupt_plain);
   }
   EXPECT_TRUE(warnings.empty()) << warnings.front();
+}
+
+TEST(StoreSource, ColdWarmAndChangedFilesGiveThePlainRecords) {
+  check_cold_warm_and_changed(0, "source");  // these tensors are small: store them all as rows
+}
+
+/// The same with the 2 KiB weights as rows and the records under 1 KiB (bias, loss, grad) in
+/// bundles: every expectation holds as with rows alone.
+TEST(StoreSource, SmallRecordsInBundlesGiveThePlainRecords) { check_cold_warm_and_changed(1024, "source_bundles"); }
+
+/// Records under the bound in event files without a larger record are read, never stored.
+TEST(StoreSource, SmallRecordsAloneInTheirFilesAreReadNotStored) {
+  const fs::path dir = scratch("small_alone");
+  const fs::path root = write_trial(dir / "trial", 5);
+  auto trial = trial::catalog::open(root.string());
+  ASSERT_TRUE(trial) << trial.error_status().to_string();
+  const plan::read_plan plan = full_plan(*trial);
+  const auto plain = run_bytes({}, *trial, plan);
+  const auto make = [&] {
+    return std::make_unique<store::store_source>(
+        store::store_source_options{.path = dir / "s.sqlite", .min_record_bytes = 4096});  // above the weight
+  };
+  (void)run_bytes(make()->source(), *trial, plan);
+  auto warm = make();
+  EXPECT_EQ(run_bytes(warm->source(), *trial, plan), plain);
+  EXPECT_EQ(warm->summary().served, 0);
+  EXPECT_EQ(warm->summary().read, 62);
+  EXPECT_GT(warm->summary().small, 0);
+  auto db = store::statistics_store::open_existing(dir / "s.sqlite");
+  ASSERT_TRUE(db) << db.error_status().to_string();
+  auto info = db->info();
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->rows, 0);
+  EXPECT_EQ(info->bundled_rows, 0);
 }
 
 /// A row whose blob passes its checksum but does not decode (written so, e.g. by another build

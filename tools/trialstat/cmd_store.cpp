@@ -40,9 +40,9 @@ int run_store(const store_options& o) {
   auto info = opened->info();
   if (!info) return report_error(info.error_status());
   fmt::print("store: {}\ntrial: {}\nschema version: {}\nrows: {}\ntensors: {}\nsteps: {}\nworkers: {}\n"
-             "requests: {}\nbytes: {}\n",
+             "requests: {}\nsmall records in bundles: {} (in {} bundles)\nbytes: {}\n",
              file.string(), info->trial, info->version, info->rows, info->tensors, info->steps, info->workers,
-             info->requests, info->file_bytes);
+             info->requests, info->bundled_rows, info->bundles, info->file_bytes);
   return 0;
 }
 

@@ -66,7 +66,8 @@ void print_store_summary(const store::store_run_summary& s, const std::filesyste
   if (s.served == 0) return;  // a cold run says nothing: its outputs are those of --store off
   fmt::print(stderr, "trialstat: store: {} record(s) from {}, {} read from the trial ({} bytes), {} written{}\n",
              s.served, path.string(), s.read, s.bytes_read, s.written,
-             s.small > 0 ? fmt::format(" ({} small record(s) read: cheaper than their rows; "
+             s.small > 0 ? fmt::format(" ({} small record(s) read: their event files hold no larger record the store keeps, and they "
+                                       "cost less to read than to store; "
                                        "TRIALSTAT_STORE_MIN_RECORD_BYTES, default {} for a local trial)",
                                        s.small, store::default_min_record_bytes)
                          : std::string());

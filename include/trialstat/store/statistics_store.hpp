@@ -34,8 +34,9 @@ namespace trialstat::store {
 
 /// @brief The schema version this build writes and reads (`PRAGMA user_version`). A store of a
 /// newer version is left alone (a warning); an older one is migrated on open (version 1, rows
-/// keyed by tensor first, is copied into version 2's table keyed by step first).
-inline constexpr int schema_version = 2;
+/// keyed by tensor first, is copied into version 2's table keyed by step first; version 3 adds
+/// `record_bundles`, the small records of a step, worker and request in one row).
+inline constexpr int schema_version = 3;
 /// @brief `PRAGMA application_id` of a trialstat store ("TSST"): a SQLite file without it is
 /// someone else's database and is never written.
 inline constexpr int32_t application_id = 0x54535354;
@@ -104,13 +105,17 @@ class row_batch {
  public:
   /// @brief Append a row: the texts and the packed record of `row` are copied (`row.record` is
   /// a `pack_record` blob; its checksum is computed when it is written); `columns` as given.
-  void add(const row_view& row, const row_columns& columns);
+  /// `bundled`: a small record, written into the bundle of its step, worker and request
+  /// (`record_bundles`) rather than as a row of `records` (its columns are then not written).
+  void add(const row_view& row, const row_columns& columns, bool bundled = false);
   [[nodiscard]] std::size_t size() const noexcept { return rows_.size(); }
   [[nodiscard]] bool empty() const noexcept { return rows_.empty(); }
   /// @brief Row `i` (< size()) as views into the batch.
   [[nodiscard]] row_view view(std::size_t i) const noexcept;
   /// @brief The readable columns of row `i`.
   [[nodiscard]] const row_columns& columns(std::size_t i) const noexcept { return rows_[i].columns; }
+  /// @brief Whether row `i` goes into a bundle (`add`).
+  [[nodiscard]] bool bundled(std::size_t i) const noexcept { return rows_[i].bundled; }
   /// @brief Forget the rows, keeping the memory for the next ones.
   void clear() noexcept;
   /// tensor, worker, request, event_file, ranges, file_version, previous, record
@@ -124,6 +129,7 @@ class row_batch {
     std::size_t offset = 0;  // into bytes_: the fields, one after the other
     uint32_t lengths[text_fields] = {};
     int mode = 0;
+    bool bundled = false;
     row_columns columns;
   };
   std::vector<row> rows_;
@@ -132,7 +138,9 @@ class row_batch {
 
 /// @brief Counts for `trialstat store info`.
 struct store_info {
-  int64_t rows = 0;
+  int64_t rows = 0;       ///< rows of `records`
+  int64_t bundled_rows = 0;  ///< small records kept in `record_bundles`
+  int64_t bundles = 0;       ///< rows of `record_bundles`
   int64_t tensors = 0;
   int64_t steps = 0;
   int64_t workers = 0;
@@ -185,8 +193,9 @@ class statistics_store {
 
   [[nodiscard]] const std::filesystem::path& path() const noexcept;
 
-  /// @brief Every row of global steps [step_begin, step_end], in any order; `on_row` is called
-  /// once per row whose blob's checksum holds (a damaged row is skipped: `damaged` counts it).
+  /// @brief Every row of global steps [step_begin, step_end], in any order, those of
+  /// `records` and those in bundles alike; `on_row` is called once per row whose blob's checksum
+  /// holds (a damaged row is skipped: `damaged` counts it; a damaged bundle counts its rows).
   /// Errors: io_error / data_loss from SQLite (the caller reads the trial instead).
   [[nodiscard]] status read_rows(int64_t step_begin, int64_t step_end,
                                  const std::function<void(stored_row&&)>& on_row, int64_t* damaged = nullptr);
@@ -195,14 +204,16 @@ class statistics_store {
   [[nodiscard]] status read_row_views(int64_t step_begin, int64_t step_end,
                                       const std::function<void(const row_view&)>& on_row, int64_t* damaged = nullptr);
 
-  /// @brief The first and last global step that rows of [step_begin, step_end] have; nullopt
+  /// @brief The first and last global step that rows (or bundles) of [step_begin, step_end] have; nullopt
   /// when there are none. Errors: io_error / data_loss from SQLite.
   [[nodiscard]] result<std::optional<std::pair<int64_t, int64_t>>> step_bounds(int64_t step_begin, int64_t step_end);
 
   /// @brief Insert or replace `rows` in one transaction (all or none).
   /// Errors: io_error (full disk, read-only file, busy past the timeout): nothing was written.
   [[nodiscard]] status write_rows(std::span<const stored_row> rows);
-  /// @brief As above, the rows of a batch (what a run's row writer writes).
+  /// @brief As above, the rows of a batch (what a run's row writer writes). Its bundled rows
+  /// (`row_batch::bundled`) go into the bundle of their (step, worker, request), merged with the
+  /// rows that bundle holds (a row of the same tensor is replaced, the others kept).
   [[nodiscard]] status write_rows(const row_batch& rows);
 
   /// @brief Row counts and the file's size.

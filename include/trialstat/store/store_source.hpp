@@ -40,7 +40,7 @@ struct store_run_summary {
   int64_t history_reads = 0;  ///< records read only for the pairwise history (the store's emitted)
   int64_t written = 0;        ///< rows written
   int64_t stale = 0;          ///< rows present but no longer describing their record
-  int64_t small = 0;          ///< records read because they are smaller than min_record_bytes
+  int64_t small = 0;          ///< records read: smaller than min_record_bytes, alone in their files
   int64_t restarts = 0;       ///< runs finished without the store (a predicted record failed)
   int64_t bytes_read = 0;     ///< event-file bytes read by this run
 };
@@ -64,11 +64,14 @@ struct store_source_options {
   /// its pipeline options). Part of every row's key.
   stats::backend backend = stats::backend::cpu;
   /// Records whose bytes in the event file (all the records of an entry a request reads) are
-  /// fewer than this are neither stored nor served: they are read from the trial, which costs
-  /// less than their row (a row takes ~3 µs to write and ~2.3 µs to read back and decode, a
-  /// 1 KiB record from the page cache ~1.5 µs; bench/RESULTS.md "Statistics store"). < 0: automatic —
-  /// `TRIALSTAT_STORE_MIN_RECORD_BYTES` when set, else `default_min_record_bytes` for a local
-  /// trial and 0 (everything) for an S3 trial, where every record read is network traffic.
+  /// fewer than this are *small*: kept in the bundle of their step, worker and request (one
+  /// SQLite row for all of them) when their event file holds a record stored as a row, so that a
+  /// warm run opens no event file; otherwise neither stored nor served but read from the trial,
+  /// which costs less than their rows (a row takes ~3 µs to write and ~2.3 µs to read back and
+  /// decode, a 1 KiB record from the page cache ~1.5 µs; bench/RESULTS.md "Statistics store").
+  /// < 0: automatic — `TRIALSTAT_STORE_MIN_RECORD_BYTES` when set, else
+  /// `default_min_record_bytes` for a local trial and 0 (every record a row) for an S3 trial,
+  /// where every record read is network traffic.
   int64_t min_record_bytes = -1;
 };
 
