@@ -154,13 +154,19 @@ template <dtype D>
   if constexpr (D == dtype::float32) {
     // 16 elements a step: extremes and counts in float32 lanes, the sums in float64 lanes in
     // the same order as the 8-lane loop below (elements at..at+7, then at+8..at+15).
+    // Two loops over the block (in L1): the extremes and counts, then the sums. Every lane sees
+    // the same operations in the same order as in one loop; apart, each loop's accumulators fit
+    // the 16 AVX2 registers (together they spilled: 1.6× the time per element on Zen 1).
     const vf zero32 = splat_f(0.0f);
-    for (const int64_t full16 = n & ~int64_t{2 * lane_count - 1}; at < full16; at += 2 * lane_count) {
-      const vf x = load_f32x16(p + at * 4);
+    const int64_t full16 = n & ~int64_t{2 * lane_count - 1};
+    for (int64_t i = 0; i < full16; i += 2 * lane_count) {
+      const vf x = load_f32x16(p + i * 4);
       e.min = min_lanes(x, e.min);
       e.max = max_lanes(x, e.max);
       e.zero_count = count_if(e.zero_count, x == zero32);
       e.positive_count = count_if(e.positive_count, x > zero32);
+    }
+    for (; at < full16; at += 2 * lane_count) {
       first_pass_sums(a, c, load_f32(p + at * 4));
       first_pass_sums(a, c, load_f32(p + (at + lane_count) * 4));
     }
