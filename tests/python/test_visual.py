@@ -307,9 +307,19 @@ def test_progress_forced_and_off(cli, example_trials, tmp_path, command):
     trial = example_trials["writer_two_workers_eval"]
     extra = {"stats": ["--format", "json"], "rules": [], "report": ["-o", str(tmp_path / "r.html")],
              "tensorboard": ["--logdir", str(tmp_path / "tb")]}[command]
-    r = run_cli(cli, command, trial, *extra, "--progress", ok=(0, 1))
+    # A store of this test's own: cold, the line counts steps and the bytes read; warm (every
+    # record served by the store, nothing read), steps and the records from the store, no bytes.
+    store = ["--store", str(tmp_path / "store.sqlite")]
+    r = run_cli(cli, command, trial, *extra, *store, "--progress", ok=(0, 1))
     line = r.stderr.split("\r")[-1]
     assert re.search(r"\d+/\d+ steps, \d+/\d+ MB", line), r.stderr[-500:]
+    assert "from the store" not in line, line
+    if command == "tensorboard":
+        extra = ["--logdir", str(tmp_path / "tb_warm")]
+    r = run_cli(cli, command, trial, *extra, *store, "--progress", ok=(0, 1))
+    line = r.stderr.split("\r")[-1]
+    assert re.search(r"(\d+)/\1 steps, \d+ records from the store", line), r.stderr[-500:]
+    assert not re.search(r"steps, [^\n]*\d+/\d+ MB", line), line
     if command == "tensorboard":
         extra = ["--logdir", str(tmp_path / "tb2")]
     r = run_cli(cli, command, trial, *extra, "--no-progress", ok=(0, 1))
@@ -320,7 +330,7 @@ def test_progress_forced_and_off(cli, example_trials, tmp_path, command):
 
 def test_tensorboard_serves_export(cli, example_trials, tmp_path):
     """TensorBoard itself serves the exported logdir on 127.0.0.1: its scalars and histograms
-    plugins list every run and tag (bounded: 90 s to start, then stopped)."""
+    plugins list every run and tag (bounded: 90 s to start and load, then stopped)."""
     pytest.importorskip("tensorboard")
     import socket
     import time
@@ -335,23 +345,26 @@ def test_tensorboard_serves_export(cli, example_trials, tmp_path):
     server = subprocess.Popen([sys.executable, "-m", "tensorboard.main", "--logdir", logdir,
                                "--host", "127.0.0.1", "--port", str(port), "--load_fast", "false"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    want = {}
+    for run, tag in scalars:
+        want.setdefault(run, set()).add(tag)
     try:
+        # TensorBoard loads the runs in a background thread, a few events at a time: poll until
+        # it lists everything (or the deadline passes), then compare what it listed last.
         base = f"http://127.0.0.1:{port}/data/plugin"
-        deadline, tags = time.time() + 90, None
+        deadline, tags, hist = time.time() + 90, None, None
         while time.time() < deadline:
             try:
                 tags = json.loads(urllib.request.urlopen(base + "/scalars/tags", timeout=2).read())
-                if len(tags) == 2 and all(tags.values()):
+                hist = json.loads(urllib.request.urlopen(base + "/histograms/tags", timeout=2).read())
+                if ({run: set(t) for run, t in tags.items()} == want
+                        and sum(len(t) for t in hist.values()) == len(histograms)):
                     break
             except OSError:
                 pass
             time.sleep(0.5)
-        assert tags is not None, "TensorBoard did not start"
-        want = {}
-        for run, tag in scalars:
-            want.setdefault(run, set()).add(tag)
+        assert tags is not None and hist is not None, "TensorBoard did not start"
         assert {run: set(t) for run, t in tags.items()} == want
-        hist = json.loads(urllib.request.urlopen(base + "/histograms/tags", timeout=5).read())
         assert sum(len(t) for t in hist.values()) == len(histograms)
     finally:
         server.terminate()
