@@ -122,6 +122,16 @@ class statement {
   int rc_ = SQLITE_ERROR;
 };
 
+/// `sql` prepared with ?1 and ?2 bound to the steps [step_begin, step_end] (check ok()).
+statement step_range_statement(sqlite3* db, const char* sql, int64_t step_begin, int64_t step_end) {
+  statement q(db, sql);
+  if (q.ok()) {
+    sqlite3_bind_int64(q.get(), 1, step_begin);
+    sqlite3_bind_int64(q.get(), 2, step_end);
+  }
+  return q;
+}
+
 std::string_view text_column(sqlite3_stmt* s, int i) {
   const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, i));
   return p == nullptr ? std::string_view() : std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(s, i)));
@@ -346,10 +356,8 @@ result<std::optional<std::pair<int64_t, int64_t>>> statistics_store::step_bounds
                               "SELECT step FROM record_bundles WHERE step BETWEEN ?1 AND ?2 ORDER BY step LIMIT 1",
                               "SELECT step FROM record_bundles WHERE step BETWEEN ?1 AND ?2 ORDER BY step DESC LIMIT 1"};
   for (int i = 0; i < 4; ++i) {
-    statement q(s.db, sql[i]);
+    const statement q = step_range_statement(s.db, sql[i], step_begin, step_end);
     if (!q.ok()) return sqlite_status(s.db, q.rc(), s.path, "reading the step range");
-    sqlite3_bind_int64(q.get(), 1, step_begin);
-    sqlite3_bind_int64(q.get(), 2, step_end);
     const int rc = sqlite3_step(q.get());
     if (rc == SQLITE_ROW) {
       const int64_t step = sqlite3_column_int64(q.get(), 0);
@@ -367,12 +375,12 @@ status statistics_store::read_row_views(int64_t step_begin, int64_t step_end,
                                         const std::function<void(const row_view&)>& on_row, int64_t* damaged) {
   state& s = *state_;
   // The step range is one range of the primary key: one sequential scan of it.
-  statement q(s.db,
-              "SELECT tensor, step, worker, request, mode, mode_step, event_file, ranges, file_size, "
-              "file_version, previous, record_checksum, record FROM records WHERE step BETWEEN ?1 AND ?2");
+  const statement q = step_range_statement(
+      s.db,
+      "SELECT tensor, step, worker, request, mode, mode_step, event_file, ranges, file_size, "
+      "file_version, previous, record_checksum, record FROM records WHERE step BETWEEN ?1 AND ?2",
+      step_begin, step_end);
   if (!q.ok()) return sqlite_status(s.db, q.rc(), s.path, "reading rows");
-  sqlite3_bind_int64(q.get(), 1, step_begin);
-  sqlite3_bind_int64(q.get(), 2, step_end);
   int rc = SQLITE_OK;
   while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
     sqlite3_stmt* r = q.get();
@@ -399,12 +407,12 @@ status statistics_store::read_row_views(int64_t step_begin, int64_t step_end,
   }
   if (rc != SQLITE_DONE) return sqlite_status(s.db, rc, s.path, "reading rows");
   // Then the bundles of the same steps, each row of a bundle as views into its blob.
-  statement b(s.db,
-              "SELECT step, worker, request, rows, bundle_checksum, bundle FROM record_bundles "
-              "WHERE step BETWEEN ?1 AND ?2");
+  const statement b = step_range_statement(
+      s.db,
+      "SELECT step, worker, request, rows, bundle_checksum, bundle FROM record_bundles "
+      "WHERE step BETWEEN ?1 AND ?2",
+      step_begin, step_end);
   if (!b.ok()) return sqlite_status(s.db, b.rc(), s.path, "reading bundles");
-  sqlite3_bind_int64(b.get(), 1, step_begin);
-  sqlite3_bind_int64(b.get(), 2, step_end);
   std::vector<row_view> bundled;
   while ((rc = sqlite3_step(b.get())) == SQLITE_ROW) {
     sqlite3_stmt* r = b.get();

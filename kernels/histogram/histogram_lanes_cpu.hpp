@@ -254,8 +254,10 @@ template <dtype D, bin_mode Mode>
 /// `scratch`: scratch_words(bins) counters (any contents): the pair tables
 /// (count_pairs_into_tables; chunks of ≥ pair_count_elements elements when bins ≤
 /// pair_max_bins), else sub_histograms × (bins + 2) sub-histogram counters.
+/// One function per (dtype, mode), not inlined into chunk_histogram: one call per chunk costs
+/// nothing, while one function holding every instantiation took GCC minutes to compile.
 template <dtype D, bin_mode Mode>
-[[gnu::always_inline]] inline void chunk_histogram_t(const unsigned char* bytes, int64_t begin,
+[[gnu::noinline]] void chunk_histogram_t(const unsigned char* bytes, int64_t begin,
                                                      int64_t count, const histogram_params& p,
                                                      double constant_x, uint32_t* scratch,
                                                      int64_t* counts) {

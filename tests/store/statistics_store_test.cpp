@@ -743,15 +743,35 @@ std::vector<std::string> run_bytes(const pipeline::statistics_source& source, co
   return out;
 }
 
+/// A trial written under dir/trial (write_trial with `seed`) and opened, with its full plan and
+/// the records of a plain run (no store); `trial` holds the error when it did not open.
+struct written_trial {
+  fs::path root;
+  decltype(trial::catalog::open(std::string())) trial;
+  plan::read_plan plan;
+  std::vector<std::string> plain;
+};
+
+written_trial open_written_trial(const fs::path& dir, uint64_t seed) {
+  const fs::path root = write_trial(dir / "trial", seed);
+  written_trial w{root, trial::catalog::open(root.string()), {}, {}};
+  if (w.trial) {
+    w.plan = full_plan(*w.trial);
+    w.plain = run_bytes({}, *w.trial, w.plan);
+  }
+  return w;
+}
+
 /// Cold, warm, step ranges, a changed file and a corrupt record, against the plain run, with
 /// rows for records of at least `min_record_bytes` and bundles for the smaller ones.
 void check_cold_warm_and_changed(int64_t min_record_bytes, const std::string& name) {
   const fs::path dir = scratch(name);
-  const fs::path root = write_trial(dir / "trial", 99);
-  auto trial = trial::catalog::open(root.string());
-  ASSERT_TRUE(trial) << trial.error_status().to_string();
-  const plan::read_plan plan = full_plan(*trial);
-  const auto plain = run_bytes({}, *trial, plan);
+  written_trial written = open_written_trial(dir, 99);
+  ASSERT_TRUE(written.trial) << written.trial.error_status().to_string();
+  const auto& trial = written.trial;
+  const plan::read_plan& plan = written.plan;
+  const std::vector<std::string>& plain = written.plain;
+  const fs::path& root = written.root;
   ASSERT_EQ(plain.size(), 8u);
   std::vector<std::string> warnings;
   const auto make = [&] {
@@ -854,11 +874,11 @@ TEST(StoreSource, SmallRecordsInBundlesGiveThePlainRecords) { check_cold_warm_an
 /// Records under the bound in event files without a larger record are read, never stored.
 TEST(StoreSource, SmallRecordsAloneInTheirFilesAreReadNotStored) {
   const fs::path dir = scratch("small_alone");
-  const fs::path root = write_trial(dir / "trial", 5);
-  auto trial = trial::catalog::open(root.string());
-  ASSERT_TRUE(trial) << trial.error_status().to_string();
-  const plan::read_plan plan = full_plan(*trial);
-  const auto plain = run_bytes({}, *trial, plan);
+  written_trial written = open_written_trial(dir, 5);
+  ASSERT_TRUE(written.trial) << written.trial.error_status().to_string();
+  const auto& trial = written.trial;
+  const plan::read_plan& plan = written.plan;
+  const std::vector<std::string>& plain = written.plain;
   const auto make = [&] {
     return std::make_unique<store::store_source>(
         store::store_source_options{.path = dir / "s.sqlite", .min_record_bytes = 4096});  // above the weight
@@ -882,11 +902,11 @@ TEST(StoreSource, SmallRecordsAloneInTheirFilesAreReadNotStored) {
 /// without the store, and the records are still the plain run's.
 TEST(StoreSource, ABlobThatDoesNotDecodeRestartsAtItsStep) {
   const fs::path dir = scratch("undecodable");
-  const fs::path root = write_trial(dir / "trial", 7);
-  auto trial = trial::catalog::open(root.string());
-  ASSERT_TRUE(trial) << trial.error_status().to_string();
-  const plan::read_plan plan = full_plan(*trial);
-  const auto plain = run_bytes({}, *trial, plan);
+  written_trial written = open_written_trial(dir, 7);
+  ASSERT_TRUE(written.trial) << written.trial.error_status().to_string();
+  const auto& trial = written.trial;
+  const plan::read_plan& plan = written.plan;
+  const std::vector<std::string>& plain = written.plain;
   const auto make = [&] {
     return std::make_unique<store::store_source>(
         store::store_source_options{.path = dir / "s.sqlite", .min_record_bytes = 0});
@@ -959,11 +979,12 @@ TEST(StoreRowReader, TwoThreadsReadEveryRowOnce) {
 /// for another trial, a narrower step range or an unopenable store changes nothing in the records.
 TEST(StoreSource, PrefetchedRowsServeTheRunTheyMatch) {
   const fs::path dir = scratch("prefetch");
-  const fs::path root = write_trial(dir / "trial", 11);
-  auto trial = trial::catalog::open(root.string());
-  ASSERT_TRUE(trial) << trial.error_status().to_string();
-  const plan::read_plan plan = full_plan(*trial);
-  const auto plain = run_bytes({}, *trial, plan);
+  written_trial written = open_written_trial(dir, 11);
+  ASSERT_TRUE(written.trial) << written.trial.error_status().to_string();
+  const auto& trial = written.trial;
+  const plan::read_plan& plan = written.plan;
+  const std::vector<std::string>& plain = written.plain;
+  const fs::path& root = written.root;
   std::vector<std::string> warnings;
   const auto make = [&](const fs::path& path) {
     return std::make_unique<store::store_source>(store::store_source_options{
