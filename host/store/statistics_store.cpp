@@ -304,6 +304,10 @@ result<statistics_store> statistics_store::open(const fs::path& path, std::strin
   // A store on a file system without shared memory keeps its rollback journal (still atomic).
   (void)s->exec("PRAGMA journal_mode = WAL", "setting WAL");
   TRIALSTAT_RETURN_IF_ERROR(s->exec("PRAGMA synchronous = NORMAL", "setting synchronous"));
+  // Statement journals (each multi-row INSERT OR REPLACE keeps one, to undo itself on a
+  // constraint failure) in memory, not in files under /var/tmp: on a cold run of a 1 GB trial
+  // they were 1,534 of the 2,379 page writes (bench/RESULTS.md, sixteenth session).
+  (void)s->exec("PRAGMA temp_store = MEMORY", "keeping temporary files in memory");
   // Another trial's store is left alone, also when it is of an older version.
   const auto check_trial = [&]() -> status {
     auto trial = s->meta("trial");
