@@ -286,6 +286,9 @@ result<statistics_store> statistics_store::open(const fs::path& path, std::strin
   auto connected = connect(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
   if (!connected) return connected.error_status();
   auto s = std::move(*connected);
+  // Checkpoints every 64 pages (1 MiB; SQLite's default is 1,000): the WAL's pages are copied
+  // into the file by the writer thread while the run goes on, not all at the close.
+  (void)s->exec("PRAGMA wal_autocheckpoint = 64", "setting the checkpoint interval");
   auto version = s->version();
   if (!version) return version.error_status();
   if (*version > schema_version) {
