@@ -286,9 +286,6 @@ result<statistics_store> statistics_store::open(const fs::path& path, std::strin
   auto connected = connect(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
   if (!connected) return connected.error_status();
   auto s = std::move(*connected);
-  // Checkpoints every 64 pages (1 MiB; SQLite's default is 1,000): the WAL's pages are copied
-  // into the file by the writer thread while the run goes on, not all at the close.
-  (void)s->exec("PRAGMA wal_autocheckpoint = 64", "setting the checkpoint interval");
   auto version = s->version();
   if (!version) return version.error_status();
   if (*version > schema_version) {
@@ -307,6 +304,10 @@ result<statistics_store> statistics_store::open(const fs::path& path, std::strin
   // A store on a file system without shared memory keeps its rollback journal (still atomic).
   (void)s->exec("PRAGMA journal_mode = WAL", "setting WAL");
   TRIALSTAT_RETURN_IF_ERROR(s->exec("PRAGMA synchronous = NORMAL", "setting synchronous"));
+  // Checkpoints every 64 pages (1 MiB of 16 KiB pages; SQLite's default is 1,000): the WAL's
+  // pages are copied into the file by the writer thread while the run goes on, not all at the
+  // close (bench/RESULTS.md, sixteenth session).
+  (void)s->exec("PRAGMA wal_autocheckpoint = 64", "setting the checkpoint interval");
   // Statement journals (each multi-row INSERT OR REPLACE keeps one, to undo itself on a
   // constraint failure) in memory, not in files under /var/tmp: on a cold run of a 1 GB trial
   // they were 1,534 of the 2,379 page writes (bench/RESULTS.md, sixteenth session).

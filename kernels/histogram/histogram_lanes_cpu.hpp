@@ -257,10 +257,9 @@ template <dtype D, bin_mode Mode>
 /// One function per (dtype, mode), not inlined into chunk_histogram: one call per chunk costs
 /// nothing, while one function holding every instantiation took GCC minutes to compile.
 template <dtype D, bin_mode Mode>
-[[gnu::noinline]] void chunk_histogram_t(const unsigned char* bytes, int64_t begin,
-                                                     int64_t count, const histogram_params& p,
-                                                     double constant_x, uint32_t* scratch,
-                                                     int64_t* counts) {
+[[gnu::noinline]] void chunk_histogram_t(const unsigned char* bytes, int64_t begin, int64_t count,
+                                         const histogram_params& p, double constant_x,
+                                         uint32_t* scratch, int64_t* counts) {
   const bin_constants c = make_bin_constants<Mode>(p, constant_x);
   alignas(64) int32_t idx[cpu_block_elements];
   const int32_t bins = p.bins;

@@ -768,10 +768,7 @@ void check_cold_warm_and_changed(int64_t min_record_bytes, const std::string& na
   const fs::path dir = scratch(name);
   written_trial written = open_written_trial(dir, 99);
   ASSERT_TRUE(written.trial) << written.trial.error_status().to_string();
-  const auto& trial = written.trial;
-  const plan::read_plan& plan = written.plan;
-  const std::vector<std::string>& plain = written.plain;
-  const fs::path& root = written.root;
+  const auto& [root, trial, plan, plain] = written;
   ASSERT_EQ(plain.size(), 8u);
   std::vector<std::string> warnings;
   const auto make = [&] {
@@ -876,9 +873,7 @@ TEST(StoreSource, SmallRecordsAloneInTheirFilesAreReadNotStored) {
   const fs::path dir = scratch("small_alone");
   written_trial written = open_written_trial(dir, 5);
   ASSERT_TRUE(written.trial) << written.trial.error_status().to_string();
-  const auto& trial = written.trial;
-  const plan::read_plan& plan = written.plan;
-  const std::vector<std::string>& plain = written.plain;
+  const auto& [root, trial, plan, plain] = written;
   const auto make = [&] {
     return std::make_unique<store::store_source>(
         store::store_source_options{.path = dir / "s.sqlite", .min_record_bytes = 4096});  // above the weight
@@ -904,9 +899,7 @@ TEST(StoreSource, ABlobThatDoesNotDecodeRestartsAtItsStep) {
   const fs::path dir = scratch("undecodable");
   written_trial written = open_written_trial(dir, 7);
   ASSERT_TRUE(written.trial) << written.trial.error_status().to_string();
-  const auto& trial = written.trial;
-  const plan::read_plan& plan = written.plan;
-  const std::vector<std::string>& plain = written.plain;
+  const auto& [root, trial, plan, plain] = written;
   const auto make = [&] {
     return std::make_unique<store::store_source>(
         store::store_source_options{.path = dir / "s.sqlite", .min_record_bytes = 0});
@@ -981,10 +974,7 @@ TEST(StoreSource, PrefetchedRowsServeTheRunTheyMatch) {
   const fs::path dir = scratch("prefetch");
   written_trial written = open_written_trial(dir, 11);
   ASSERT_TRUE(written.trial) << written.trial.error_status().to_string();
-  const auto& trial = written.trial;
-  const plan::read_plan& plan = written.plan;
-  const std::vector<std::string>& plain = written.plain;
-  const fs::path& root = written.root;
+  const auto& [root, trial, plan, plain] = written;
   std::vector<std::string> warnings;
   const auto make = [&](const fs::path& path) {
     return std::make_unique<store::store_source>(store::store_source_options{
