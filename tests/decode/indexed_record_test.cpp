@@ -65,7 +65,7 @@ struct decode_case {
 /// Failure with `code`, the "<file>: record at byte 4096: " prefix, and `detail` in the message.
 void expect_rejected(const status& s, error_code code, std::string_view detail) {
   EXPECT_EQ(s.code(), code) << s.to_string();
-  EXPECT_EQ(s.message().rfind(std::string(file_name) + ": record at byte 4096: ", 0), 0u)
+  EXPECT_EQ(s.message().rfind(fmt::format("{}: record at byte 4096: ", file_name), 0), 0u)
       << s.message();
   EXPECT_NE(s.message().find(detail), std::string::npos) << s.message();
 }

@@ -335,7 +335,7 @@ TEST(HostileParameters, NanThresholdIsAnErrorAndUnknownCollectionAWarning) {
 TEST(HostileRegex, AMatchPastPcre2sLimitIsAnErrorNamingTheRegexNotNoMatch) {
   auto rx = trial::name_regex::compile("(\\w+\\s?)+$");
   ASSERT_TRUE(rx.has_value());
-  const std::string name = std::string(40, 'a') + "!";
+  const std::string name = std::string(40, 'a').append("!");
   auto found = rx->find(name);
   ASSERT_FALSE(found.has_value()) << "matched: " << (found.has_value() && *found);
   EXPECT_NE(found.error_status().message().find("(\\w+\\s?)+$"), std::string::npos);

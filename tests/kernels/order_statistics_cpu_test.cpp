@@ -159,11 +159,11 @@ std::vector<uint64_t> boundary_patterns(dtype t, int64_t n, std::mt19937_64& rng
   const int bits = 8 * element_bytes(t);
   const uint64_t all = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
   const uint64_t sign = uint64_t{1} << (bits - 1);
-  uint64_t inf = 0;
-  if (t == dtype::float64) inf = 0x7FF0000000000000ull;
-  if (t == dtype::float32) inf = 0x7F800000u;
-  if (t == dtype::float16) inf = 0x7C00u;
-  if (t == dtype::bfloat16) inf = 0x7F80u;
+  uint64_t inf_bits = 0;
+  if (t == dtype::float64) inf_bits = 0x7FF0000000000000ull;
+  if (t == dtype::float32) inf_bits = 0x7F800000u;
+  if (t == dtype::float16) inf_bits = 0x7C00u;
+  if (t == dtype::bfloat16) inf_bits = 0x7F80u;
   std::vector<uint64_t> out;
   // A few dozen bucket edges, each used many times (duplicates straddling edges).
   std::vector<uint64_t> centres;
@@ -178,7 +178,7 @@ std::vector<uint64_t> boundary_patterns(dtype t, int64_t n, std::mt19937_64& rng
     uint64_t pattern = key;
     if (is_float_dtype(t)) {
       pattern = (key & sign) != 0 ? key ^ sign : ~key & all;
-      if ((pattern & ~sign) > inf) pattern = (pattern & sign) | inf;
+      if ((pattern & ~sign) > inf_bits) pattern = (pattern & sign) | inf_bits;
     } else if (t == dtype::int8 || t == dtype::int16 || t == dtype::int32 || t == dtype::int64) {
       pattern = key ^ sign;
     } else if (t == dtype::boolean) {
@@ -225,7 +225,6 @@ std::vector<case_data> selection_cases(dtype t, int64_t n, uint64_t seed) {
     add("signed zeros", v);
   }
   if (is_float_dtype(t)) {
-    const double inf = std::numeric_limits<double>::infinity();
     const double pool[] = {inf, -inf, tiny, -tiny, 3 * tiny, big, -big, -0.0, 0.0, 0.5};
     for (auto& x : v) x = (rng() % 3 == 0) ? pool[rng() % 10] : normal(rng);
     add("inf, subnormal, extremes", v);
