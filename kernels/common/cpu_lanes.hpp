@@ -78,9 +78,12 @@ TRIALSTAT_LANES_INLINE vi zero_vi() {
 }
 
 /// Loads of 8 consecutive elements (no alignment assumed).
+/// One native-width load per part: a memcpy of the whole struct made GCC 12 copy it through the
+/// stack in 16-byte pieces and reload it as 32-byte registers under AVX2 — a failed
+/// store-to-load forwarding per load (Zen 1: the AVX2 histogram slower than SSE2's).
 TRIALSTAT_LANES_INLINE vd load_f64(const unsigned char* p) {
   vd r;
-  __builtin_memcpy(&r, p, sizeof r);
+  for (int k = 0; k < lane_parts; ++k) __builtin_memcpy(&r.p[k], p + k * sizeof r.p[k], sizeof r.p[k]);
   return r;
 }
 TRIALSTAT_LANES_INLINE vd load_f64(const double* p) {
@@ -303,15 +306,32 @@ TRIALSTAT_LANES_INLINE double reduce_max(const vd& x) {
   for (int j = 1; j < lane_count; ++j) m = ordered_max(l[j], m);
   return m;
 }
+/// Whether any bit of one native integer register is set: one test instruction on x86
+/// (vptestmd / vptest / pmovmskb of a compare), not an extract and an OR per element (which
+/// cost the AVX2 float32 histogram ~20 instructions per 16 elements).
+template <typename NativeInt>
+TRIALSTAT_LANES_INLINE bool any_bit(const NativeInt& acc) {
+  static_assert(sizeof(NativeInt) == TRIALSTAT_CPU_NATIVE_BYTES);
+#if (defined(__x86_64__) || defined(__i386__)) && TRIALSTAT_CPU_NATIVE_BYTES == 64 && defined(__GNUC__) && \
+    !defined(__clang__)
+  return _mm512_test_epi32_mask((__m512i)acc, (__m512i)acc) != 0;
+#elif (defined(__x86_64__) || defined(__i386__)) && TRIALSTAT_CPU_NATIVE_BYTES == 32
+  return _mm256_testz_si256((__m256i)acc, (__m256i)acc) == 0;
+#elif (defined(__x86_64__) || defined(__i386__)) && TRIALSTAT_CPU_NATIVE_BYTES == 16
+  return _mm_movemask_epi8(_mm_cmpeq_epi8((__m128i)acc, _mm_setzero_si128())) != 0xFFFF;
+#else
+  int64_t l[TRIALSTAT_CPU_NATIVE_BYTES / 8];
+  __builtin_memcpy(l, &acc, sizeof l);
+  int64_t r = 0;
+  for (const int64_t x : l) r |= x;
+  return r != 0;
+#endif
+}
 /// Whether any lane of m is set.
 TRIALSTAT_LANES_INLINE bool any(const vm& m) {
   native_i64 acc = m.p[0];
   for (int k = 1; k < lane_parts; ++k) acc |= m.p[k];
-  int64_t l[native_doubles];
-  __builtin_memcpy(l, &acc, sizeof l);
-  int64_t r = 0;
-  for (int j = 0; j < native_doubles; ++j) r |= l[j];
-  return r != 0;
+  return any_bit(acc);
 }
 
 // ---- 16 float32 lanes (histogram guesses of float32 tensors) ----
@@ -339,9 +359,10 @@ TRIALSTAT_LANES_INLINE vf splat_f(float x) {
   for (int k = 0; k < float_parts; ++k) r.p[k] = broadcast<native_f32_full>(x);
   return r;
 }
+/// One native-width load per part (as load_f64).
 TRIALSTAT_LANES_INLINE vf load_f32x16(const unsigned char* p) {
   vf r;
-  __builtin_memcpy(&r, p, sizeof r);
+  for (int k = 0; k < float_parts; ++k) __builtin_memcpy(&r.p[k], p + k * sizeof r.p[k], sizeof r.p[k]);
   return r;
 }
 /// 16 float16 (`Bfloat16` false) or bfloat16 (true) elements widened exactly to float32 lanes
@@ -471,15 +492,7 @@ TRIALSTAT_LANES_INLINE void store_i32(int32_t* out, const vf& x) {
 TRIALSTAT_LANES_INLINE bool any(const vmf& m) {
   native_i32_full acc = m.p[0];
   for (int k = 1; k < float_parts; ++k) acc |= m.p[k];
-#if TRIALSTAT_CPU_NATIVE_BYTES == 64 && defined(__GNUC__) && !defined(__clang__)
-  return _mm512_test_epi32_mask((__m512i)acc, (__m512i)acc) != 0;
-#else
-  int32_t l[native_floats];
-  __builtin_memcpy(l, &acc, sizeof l);
-  int32_t r = 0;
-  for (int j = 0; j < native_floats; ++j) r |= l[j];
-  return r != 0;
-#endif
+  return any_bit(acc);
 }
 
 /// Count bin indices into 4 interleaved sub-histograms: element i adds one to
