@@ -204,29 +204,52 @@ template <dtype D, bin_mode Mode>
   return padded;
 }
 
-/// Pair counting (chunks of ≥ pair_count_elements elements, bins ≤ pair_max_bins): elements
-/// 2i and 2i + 1 (bins a, b ≤ bins: the spill bin included) add one to the pair counter
-/// a·(bins + 1) + b of table i mod 2 — one counter update per two elements. Each table
-/// flushes as a's row sum into bin a and b's column sum into bin b (spill bin dropped).
-/// `idx`: n bins, n a multiple of 4; `pairs`: n / 2 scratch indices.
+/// Pair counting (chunks of ≥ pair_count_elements elements, bins ≤ pair_max_bins): the n
+/// elements go in n / 2 disjoint pairs; a pair of bins a, b ≤ bins (the spill bin included)
+/// adds one to the pair counter a·(bins + 1) + b of table j mod 2 (j: the pair's place) — one
+/// counter update per two elements. Each table flushes as a's row sum into bin a and b's column
+/// sum into bin b (spill bin dropped), so which elements pair up does not change the counts.
+/// On x86 the pair numbers of 2·native_u32_count elements are one signed pack of the bins to 16
+/// bits (exact: bins ≤ pair_max_bins) and one multiply-add of neighbours (a·side + b): adjacent
+/// elements pair up in the order the pack leaves them (per 128-bit lane: the first register's
+/// four, then the second's). `idx`: n bins, n a multiple of 4; `pairs`: n / 2 scratch indices.
 [[gnu::always_inline]] inline void count_pairs_into_tables(const int32_t* idx, int64_t n,
                                                            int64_t side, int32_t* pairs,
                                                            uint32_t* tables) {
-  constexpr int64_t per_register = 2 * native_u64_count;  // elements per native register
-  const int64_t full = n / per_register * per_register;
-  const auto side64 = static_cast<uint64_t>(side);
-  for (int64_t i = 0; i < full; i += per_register) {
-    native_u64 v;
-    __builtin_memcpy(&v, idx + i, sizeof v);  // lane j: bins of elements 2j (low), 2j + 1 (high)
-    const native_u64 p = (v & 0xffffffffu) * side64 + (v >> 32);
-    for (int j = 0; j < native_u64_count; ++j) pairs[i / 2 + j] = static_cast<int32_t>(p[j]);
+  int64_t i = 0;
+#if defined(__x86_64__) || defined(__i386__)
+  constexpr int64_t per_step = 2 * native_u32_count;  // elements per pack: two native registers
+  const int32_t side_and_one = static_cast<int32_t>(side) | (1 << 16);  // int16 pairs (side, 1)
+#if TRIALSTAT_CPU_NATIVE_BYTES == 64
+  const __m512i weights = _mm512_set1_epi32(side_and_one);
+  for (; i + per_step <= n; i += per_step) {
+    const __m512i a = _mm512_loadu_si512(idx + i);
+    const __m512i b = _mm512_loadu_si512(idx + i + native_u32_count);
+    _mm512_storeu_si512(pairs + i / 2, _mm512_madd_epi16(_mm512_packs_epi32(a, b), weights));
   }
-  for (int64_t i = full; i < n; i += 2) pairs[i / 2] = static_cast<int32_t>(idx[i] * side + idx[i + 1]);
+#elif TRIALSTAT_CPU_NATIVE_BYTES == 32
+  const __m256i weights = _mm256_set1_epi32(side_and_one);
+  for (; i + per_step <= n; i += per_step) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + i));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + i + native_u32_count));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(pairs + i / 2),
+                        _mm256_madd_epi16(_mm256_packs_epi32(a, b), weights));
+  }
+#else
+  const __m128i weights = _mm_set1_epi32(side_and_one);
+  for (; i + per_step <= n; i += per_step) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(idx + i));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(idx + i + native_u32_count));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(pairs + i / 2), _mm_madd_epi16(_mm_packs_epi32(a, b), weights));
+  }
+#endif
+#endif
+  for (; i < n; i += 2) pairs[i / 2] = static_cast<int32_t>(idx[i] * side + idx[i + 1]);
   uint32_t* t0 = tables;
   uint32_t* t1 = tables + side * side;
-  for (int64_t i = 0; i < n / 2; i += 2) {
+  for (int64_t j = 0; j < n / 2; j += 2) {
     uint64_t pair01;
-    __builtin_memcpy(&pair01, pairs + i, 8);
+    __builtin_memcpy(&pair01, pairs + j, 8);
     ++t0[static_cast<uint32_t>(pair01)];
     ++t1[pair01 >> 32];
   }
