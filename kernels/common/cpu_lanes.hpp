@@ -453,6 +453,14 @@ TRIALSTAT_LANES_F_COMPARE(>)
 TRIALSTAT_LANES_F_COMPARE(>=)
 TRIALSTAT_LANES_F_COMPARE(==)
 #undef TRIALSTAT_LANES_F_COMPARE
+/// The 16 lanes of x into out[0 .. 16), one native store per part (a memcpy of the whole struct
+/// kept it in memory through the loops that build it: GCC 12 spilled an accumulator of the
+/// AVX2 moments' extremes loop, a store and a reload per 16 elements).
+template <typename T, typename Lanes>
+TRIALSTAT_LANES_INLINE void store_float_lanes(T* out, const Lanes& x) {
+  static_assert(sizeof(T) * float_lane_count == sizeof(Lanes));
+  for (int k = 0; k < float_parts; ++k) __builtin_memcpy(out + k * native_floats, &x.p[k], sizeof x.p[k]);
+}
 /// float32 forms of min_lanes / max_lanes (−0.0 below +0.0; lanes hold no NaN).
 TRIALSTAT_LANES_INLINE vf min_lanes(const vf& a, const vf& b) {
   vf r;
@@ -471,14 +479,14 @@ TRIALSTAT_LANES_INLINE vf max_lanes(const vf& a, const vf& b) {
 /// Minimum / maximum of 16 lanes that hold no NaN, as float64 (exact; −0.0 below +0.0).
 TRIALSTAT_LANES_INLINE double reduce_min(const vf& x) {
   float l[float_lane_count];
-  __builtin_memcpy(l, &x, sizeof l);
+  store_float_lanes(l, x);
   double m = l[0];
   for (int j = 1; j < float_lane_count; ++j) m = ordered_min(static_cast<double>(l[j]), m);
   return m;
 }
 TRIALSTAT_LANES_INLINE double reduce_max(const vf& x) {
   float l[float_lane_count];
-  __builtin_memcpy(l, &x, sizeof l);
+  store_float_lanes(l, x);
   double m = l[0];
   for (int j = 1; j < float_lane_count; ++j) m = ordered_max(static_cast<double>(l[j]), m);
   return m;
@@ -491,7 +499,7 @@ TRIALSTAT_LANES_INLINE vmf count_if(const vmf& counter, const vmf& m) {
 }
 TRIALSTAT_LANES_INLINE int64_t reduce_add(const vmf& x) {
   int32_t l[float_lane_count];
-  __builtin_memcpy(l, &x, sizeof l);
+  store_float_lanes(l, x);
   int64_t total = 0;
   for (int j = 0; j < float_lane_count; ++j) total += l[j];
   return total;

@@ -145,20 +145,18 @@ template <dtype D>
                                                           const moments_constants& c) {
   const int64_t full = n & ~int64_t{lane_count - 1};
   const int64_t padding = full < n ? full + lane_count - n : 0;
-  vd tail_x = c.zero;
-  if (padding != 0) tail_x = load_block_tail<D>(p, full, n);
 
-  first_pass_lanes a = first_pass_identity();
+  // float32: 16 elements a step, the extremes and counts in float32 lanes, then the sums in
+  // float64 lanes in the same order as the 8-lane loop below. Two loops over the block (in L1):
+  // every lane sees the same operations in the same order as in one loop; apart, each loop's
+  // accumulators fit the 16 AVX2 registers (together they spilled: 1.6× the time per element on
+  // Zen 1). The sums' accumulators start after the first loop, so that their starting values do
+  // not hold registers through it (they made GCC 12 spill a maximum: a store and a reload per
+  // 16 elements), and the sums go 8 elements a step (16 spilled four sums).
   f32_extremes e = f32_extremes_identity();
-  int64_t at = 0;  // elements accumulated so far
+  const int64_t full16 = n & ~int64_t{2 * lane_count - 1};
   if constexpr (D == dtype::float32) {
-    // 16 elements a step: extremes and counts in float32 lanes, the sums in float64 lanes in
-    // the same order as the 8-lane loop below (elements at..at+7, then at+8..at+15).
-    // Two loops over the block (in L1): the extremes and counts, then the sums. Every lane sees
-    // the same operations in the same order as in one loop; apart, each loop's accumulators fit
-    // the 16 AVX2 registers (together they spilled: 1.6× the time per element on Zen 1).
     const vf zero32 = splat_f(0.0f);
-    const int64_t full16 = n & ~int64_t{2 * lane_count - 1};
     for (int64_t i = 0; i < full16; i += 2 * lane_count) {
       const vf x = load_f32x16(p + i * 4);
       e.min = min_lanes(x, e.min);
@@ -166,12 +164,16 @@ template <dtype D>
       e.zero_count = count_if(e.zero_count, x == zero32);
       e.positive_count = count_if(e.positive_count, x > zero32);
     }
-    for (; at < full16; at += 2 * lane_count) {
-      first_pass_sums(a, c, load_f32(p + at * 4));
-      first_pass_sums(a, c, load_f32(p + (at + lane_count) * 4));
-    }
+  }
+  first_pass_lanes a = first_pass_identity();
+  int64_t at = 0;  // elements accumulated so far
+  if constexpr (D == dtype::float32) {
+    for (; at < full16; at += lane_count) first_pass_sums(a, c, load_f32(p + at * 4));
   }
   for (; at < full; at += lane_count) first_pass_update<false>(a, c, load_block_lanes<D>(p, at));
+  // The tail after the loops: loaded before, it held two registers through them.
+  vd tail_x = c.zero;
+  if (padding != 0) tail_x = load_block_tail<D>(p, full, n);
   if (padding != 0) first_pass_update<true>(a, c, tail_x);
   const bool general = saw_non_finite(a, c) || any((e.max == splat_f(__builtin_inff())) |
                                                    (e.min == splat_f(-__builtin_inff())));
