@@ -69,7 +69,7 @@ void labels_of_f32(const log_histogram_label_table32& t, const uint32_t* bits, i
 
 /// first_rank[idx] and next_lower[rank] for 64-bit lanes.
 [[gnu::always_inline]] inline native_i64 gather_first_rank64(const uint16_t* table, const native_i64& idx) {
-  native_i64 r;
+  native_i64 r{};  // every element set below ({}: GCC -O1 -Wmaybe-uninitialized otherwise)
   for (int j = 0; j < native_u64_count; ++j) r[j] = table[idx[j]];
   return r;
 }
@@ -80,7 +80,7 @@ void labels_of_f32(const log_histogram_label_table32& t, const uint32_t* bits, i
 #elif TRIALSTAT_CPU_NATIVE_BYTES == 32
   return (native_f64)_mm256_i64gather_pd(table, (__m256i)rank, 8);
 #else
-  native_f64 r;
+  native_f64 r{};
   for (int j = 0; j < native_u64_count; ++j) r[j] = table[rank[j]];
   return r;
 #endif
