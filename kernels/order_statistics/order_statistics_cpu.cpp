@@ -82,10 +82,20 @@ struct order_key {
       return k;
     }
   }
-  static key_t load(const unsigned char* bytes, int64_t i) {
+  /// The element's bits, not yet a key (the counting passes index by them: see raw_bucket).
+  static key_t load_bits(const unsigned char* bytes, int64_t i) {
     key_t b;
     std::memcpy(&b, bytes + i * static_cast<int64_t>(sizeof(key_t)), sizeof b);
-    return from_bits(b);
+    return b;
+  }
+  static key_t load(const unsigned char* bytes, int64_t i) { return from_bits(load_bits(bytes, i)); }
+  /// The top bits of the element bits whose keys have top bits `key_bucket` (the top
+  /// `bits − shift` bits). from_bits and to_bits map the top bits of a value to the top bits of
+  /// the other alone (the XOR mask depends only on the sign bit), so this is a bijection of
+  /// buckets: a pass counts elements by their bits' top bits — no key per element — and the
+  /// counts are put in key order afterwards.
+  static std::size_t raw_bucket(std::size_t key_bucket, int shift) {
+    return static_cast<std::size_t>(to_bits(static_cast<key_t>(key_bucket << shift)) >> shift);
   }
   static double value(key_t k) {
     const key_t b = to_bits(k);
@@ -180,27 +190,22 @@ struct key_windows {
 };
 
 /// Copies every key of elements [0, n) that lies in a window to that window's output, in
-/// element order. Returns false when an element is NaN. One element at a time: the window of a
-/// key comes from a table over its top `shift`-less bits (0: none), and only the few keys kept
-/// take the branch.
+/// element order; the tensor holds no NaN (select_ranks checked). One element at a time: the
+/// window comes from a table over the top bits of the element's bits (`window_of_raw_bucket`,
+/// 0: none; raw_bucket), so only the few elements kept become keys and take the branch.
 template <dtype D>
-bool copy_windows_scalar(const unsigned char* bytes, int64_t n,
+void copy_windows_scalar(const unsigned char* bytes, int64_t n,
                          key_windows<typename order_key<D>::key_t>& w, int shift,
-                         const uint32_t* window_of_bucket) {
+                         const uint32_t* window_of_raw_bucket) {
   using traits = order_key<D>;
   using K = typename traits::key_t;
-  K nan_seen = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const K k = traits::load(bytes, i);
-    if constexpr (traits::is_float) {
-      nan_seen |= static_cast<K>((k > traits::plus_inf_key()) | (k < traits::minus_inf_key()));
-    }
-    const unsigned slot = window_of_bucket[static_cast<std::size_t>(k >> shift)];
+    const K b = traits::load_bits(bytes, i);
+    const unsigned slot = window_of_raw_bucket[static_cast<std::size_t>(b >> shift)];
     if (slot != 0) {
-      w.out[slot - 1][w.kept[slot - 1]++] = k;
+      w.out[slot - 1][w.kept[slot - 1]++] = traits::from_bits(b);
     }
   }
-  return nan_seen == 0;
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
@@ -392,19 +397,21 @@ template <dtype D>
 bool select_ranks_16(const unsigned char* bytes, int64_t n, const std::vector<int64_t>& ranks,
                      std::vector<uint16_t>& out_keys) {
   using traits = order_key<D>;
+  // Counted by the element bits (no key per element); count_of(k) is key k's count.
   std::vector<uint32_t> counts(std::size_t{1} << 16, 0u);
-  for (int64_t i = 0; i < n; ++i) ++counts[traits::load(bytes, i)];
+  for (int64_t i = 0; i < n; ++i) ++counts[traits::load_bits(bytes, i)];
+  const auto count_of = [&](std::size_t k) { return counts[traits::raw_bucket(k, 0)]; };
   if constexpr (traits::is_float) {
     uint64_t nan_count = 0;
-    for (uint32_t k = 0; k < traits::minus_inf_key(); ++k) nan_count += counts[k];
-    for (uint32_t k = traits::plus_inf_key() + 1u; k < counts.size(); ++k) nan_count += counts[k];
+    for (uint32_t k = 0; k < traits::minus_inf_key(); ++k) nan_count += count_of(k);
+    for (uint32_t k = traits::plus_inf_key() + 1u; k < counts.size(); ++k) nan_count += count_of(k);
     if (nan_count != 0) return false;
   }
   out_keys.assign(ranks.size(), 0);
   int64_t below = 0;  // keys below key k
   std::size_t k = 0;
   for (std::size_t j = 0; j < ranks.size(); ++j) {
-    while (below + counts[k] <= ranks[j]) below += counts[k++];
+    while (below + count_of(k) <= ranks[j]) below += count_of(k++);
     out_keys[j] = static_cast<uint16_t>(k);
   }
   return true;
@@ -446,13 +453,14 @@ bool select_ranks(const unsigned char* bytes, int64_t n, const std::vector<int64
       const int64_t end = std::min(n, begin + flush_every);
       std::fill(counts.begin(), counts.end(), 0u);
       int64_t i = begin;
-      for (; i + 2 <= end; i += 2) {
-        ++counts[2 * static_cast<std::size_t>(traits::load(bytes, i) >> shift)];
-        ++counts[2 * static_cast<std::size_t>(traits::load(bytes, i + 1) >> shift) + 1];
+      for (; i + 2 <= end; i += 2) {  // counted by the top bits of the element bits (raw_bucket)
+        ++counts[2 * static_cast<std::size_t>(traits::load_bits(bytes, i) >> shift)];
+        ++counts[2 * static_cast<std::size_t>(traits::load_bits(bytes, i + 1) >> shift) + 1];
       }
-      if (i < end) ++counts[2 * static_cast<std::size_t>(traits::load(bytes, i) >> shift)];
+      if (i < end) ++counts[2 * static_cast<std::size_t>(traits::load_bits(bytes, i) >> shift)];
       for (std::size_t b = 0; b < num_buckets; ++b) {
-        start[b + 1] += int64_t{counts[2 * b]} + counts[2 * b + 1];
+        const std::size_t raw = traits::raw_bucket(b, shift);
+        start[b + 1] += int64_t{counts[2 * raw]} + counts[2 * raw + 1];
       }
     }
   }
@@ -515,13 +523,14 @@ bool select_ranks(const unsigned char* bytes, int64_t n, const std::vector<int64
       w.below.push_back(0);
     }
     const auto scalar = [&] {
-      std::vector<uint32_t> window_of_bucket(num_buckets, 0);
+      std::vector<uint32_t> window_of_raw_bucket(num_buckets, 0);
       for (std::size_t r = 0; r < runs.size(); ++r) {
         for (std::size_t b = runs[r].first_bucket; b <= runs[r].last_bucket; ++b) {
-          window_of_bucket[b] = static_cast<uint32_t>(r + 1);
+          window_of_raw_bucket[traits::raw_bucket(b, shift)] = static_cast<uint32_t>(r + 1);
         }
       }
-      return copy_windows_scalar<D>(bytes, n, w, shift, window_of_bucket.data());
+      copy_windows_scalar<D>(bytes, n, w, shift, window_of_raw_bucket.data());
+      return true;  // NaN was ruled out above
     };
     bool no_nan = true;
 #if TRIALSTAT_ORDER_STATISTICS_AVX512
