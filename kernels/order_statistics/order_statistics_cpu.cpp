@@ -115,12 +115,13 @@ struct order_key {
 constexpr int radix_bits = 11;
 /// Below this many candidates, std::nth_element on the keys beats another histogram pass.
 constexpr int64_t select_directly_below = 512;
-/// From this many elements on, the ranks are located from a sample (select_ranks_sampled).
-constexpr int64_t sampled_from_elements = int64_t{1} << 14;
+/// From this many elements on, the ranks are located from a sample (select_ranks_sampled; AVX-512
+/// builds only: [[maybe_unused]] in baseline-only ones).
+[[maybe_unused]] constexpr int64_t sampled_from_elements = int64_t{1} << 14;
 /// From this many elements on, 16-bit keys are counted in one full histogram (select_ranks_16).
 constexpr int64_t full_histogram_from_elements = int64_t{1} << 14;
 /// Windows (runs of wanted buckets) the vector pass handles at once.
-constexpr int max_vector_windows = 8;
+[[maybe_unused]] constexpr int max_vector_windows = 8;
 
 /// The key of rank ranks[j] (sorted, distinct, each in [0, n)) among v[0..n) into out[j]. The
 /// low `open_bits` bits of the keys are still undecided; the bits above are equal in all of v.
