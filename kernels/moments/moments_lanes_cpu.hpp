@@ -173,8 +173,10 @@ template <dtype D>
   for (; at < full; at += lane_count) first_pass_update<false>(a, c, load_block_lanes<D>(p, at));
   // The tail after the loops: loaded before, it held two registers through them.
   vd tail_x = c.zero;
-  if (padding != 0) tail_x = load_block_tail<D>(p, full, n);
-  if (padding != 0) first_pass_update<true>(a, c, tail_x);
+  if (padding != 0) {
+    tail_x = load_block_tail<D>(p, full, n);
+    first_pass_update<true>(a, c, tail_x);
+  }
   const bool general = saw_non_finite(a, c) || any((e.max == splat_f(__builtin_inff())) |
                                                    (e.min == splat_f(-__builtin_inff())));
   if (general) {
