@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -152,15 +153,19 @@ status sqlite_status(sqlite3* db, int rc, const fs::path& path, std::string_view
 struct statistics_store::state {
   fs::path path;
   sqlite3* db = nullptr;
-  statement insert;       // one row
-  statement insert_many;  // rows_per_insert rows
+  /// INSERT statements of rows_per_insert[k] rows each, prepared when first needed.
+  std::array<statement, 4> inserts;
   statement bundle_find;   // a bundle's blob by its key
   statement bundle_write;  // a bundle, inserted or replaced
   std::vector<uint32_t> plain_rows;          // of a batch, the rows of `records` (reused)
   std::vector<std::byte> bundle_held;        // a bundle's blob as the store holds it (reused)
   std::vector<std::byte> bundle_blob;        // a bundle's blob as written (reused)
-  /// Rows bound to one INSERT statement (34 parameters each, far below SQLite's limit).
-  static constexpr int rows_per_insert = 16;
+  /// Rows bound to one INSERT statement, largest first (34 parameters a row: 4,352 for 128, far
+  /// below SQLite's limit of 32,766). Every multi-row statement keeps a statement journal that it
+  /// opens, truncates and closes: 128 rows to a statement cost ~15% less CPU than 16 (a run's
+  /// batch is ~900 rows; bench/RESULTS.md, nineteenth session). A batch takes the largest that
+  /// fits, then the smaller ones.
+  static constexpr std::array<int, 4> rows_per_insert = {128, 16, 4, 1};
   ~state() { sqlite3_close_v2(db); }
 
   status exec(const char* sql, std::string_view what) {
@@ -465,15 +470,18 @@ constexpr std::string_view insert_columns =
     "histogram_bins, log_histogram, saved_reductions, record_checksum, record";
 constexpr int columns_per_row = 34;
 
-/// "INSERT OR REPLACE INTO records (...) VALUES (?1, ..., ?34), (?35, ...)" for `rows` rows.
+/// "INSERT OR REPLACE INTO records (...) VALUES (?, ..., ?), (?, ...)" for `rows` rows: the
+/// parameter of column c (1-based) of row r is r * columns_per_row + c. Plain `?`, not `?NNN`:
+/// SQLite looks each numbered parameter up in a list of those before it, which made preparing
+/// 128 rows (4,352 parameters) cost ~75 M instructions instead of ~2 M.
 std::string insert_sql(int rows) {
   std::string sql = fmt::format("INSERT OR REPLACE INTO records ({}) VALUES ", insert_columns);
+  std::string row = "(?";
+  for (int c = 2; c <= columns_per_row; ++c) row += ", ?";
+  row += ")";
   for (int r = 0; r < rows; ++r) {
-    sql += r == 0 ? "(" : ", (";
-    for (int c = 1; c <= columns_per_row; ++c) {
-      fmt::format_to(std::back_inserter(sql), "{}?{}", c == 1 ? "" : ", ", r * columns_per_row + c);
-    }
-    sql += ")";
+    if (r > 0) sql += ", ";
+    sql += row;
   }
   return sql;
 }
@@ -548,23 +556,24 @@ void bind_row(sqlite3_stmt* w, int base, const row_view& v, const row_columns& c
 }
 
 /// Insert or replace rows 0..count-1 of `records` (`row(i)` gives each as views and its
-/// columns) inside the caller's transaction. Rows go `statistics_store::state::rows_per_insert`
-/// to a statement (each statement's set-up and end cost about a tenth of a row's insert), the
-/// rest one by one; in order, so a later row of the same key replaces an earlier one.
+/// columns) inside the caller's transaction, as many to a statement as
+/// `statistics_store::state::rows_per_insert` allows (a statement's set-up, statement journal and
+/// end cost ~55,000 instructions, two to three rows' inserts); in order, so a later row of the
+/// same key replaces an earlier one.
 template <typename Row>
 status insert_record_rows(statistics_store::state& s, std::size_t count, const Row& row) {
-  if (count == 0) return status::success();
-  for (auto [st, rows] : {std::pair{&s.insert, 1}, std::pair{&s.insert_many, statistics_store::state::rows_per_insert}}) {
-    if (st->ok()) continue;
-    *st = statement(s.db, insert_sql(rows).c_str());
-    if (!st->ok()) return sqlite_status(s.db, st->rc(), s.path, "preparing the insert");
-  }
   status failure;
   std::size_t i = 0;
   while (i < count && failure.ok()) {
-    const bool many = count - i >= static_cast<std::size_t>(statistics_store::state::rows_per_insert);
-    sqlite3_stmt* w = many ? s.insert_many.get() : s.insert.get();
-    const int rows = many ? statistics_store::state::rows_per_insert : 1;
+    std::size_t k = 0;
+    while (count - i < static_cast<std::size_t>(statistics_store::state::rows_per_insert[k])) ++k;  // the last is 1
+    const int rows = statistics_store::state::rows_per_insert[k];
+    statement& st = s.inserts[k];
+    if (!st.ok()) {
+      st = statement(s.db, insert_sql(rows).c_str());
+      if (!st.ok()) return sqlite_status(s.db, st.rc(), s.path, "preparing the insert");
+    }
+    sqlite3_stmt* w = st.get();
     sqlite3_reset(w);
     for (int r = 0; r < rows; ++r, ++i) {
       const auto [v, c] = row(i);
@@ -573,9 +582,10 @@ status insert_record_rows(statistics_store::state& s, std::size_t count, const R
     const int rc = sqlite3_step(w);
     if (rc != SQLITE_DONE) failure = sqlite_status(s.db, rc, s.path, "writing rows");
   }
-  for (statement* st : {&s.insert, &s.insert_many}) {
-    sqlite3_reset(st->get());
-    sqlite3_clear_bindings(st->get());
+  for (statement& st : s.inserts) {
+    if (!st.ok()) continue;
+    sqlite3_reset(st.get());
+    sqlite3_clear_bindings(st.get());  // no view of the caller's rows outlives the call
   }
   return failure;
 }

@@ -293,12 +293,12 @@ TEST(StoreDatabase, WritesARowBatchAsItsRows) {
   }
 }
 
-/// Batches of every size around the rows bound to one statement (16): every row written with its
+/// Batches of every size around the rows bound to one statement (128, 16, 4, 1): every row written with its
 /// own columns, and a key repeated later in the batch (another statement, or the same one) is the
 /// later row, as rows written one by one would be.
 TEST(StoreDatabase, WritesBatchesOfAnySizeInOrder) {
   const fs::path dir = scratch("batch_sizes");
-  for (const std::size_t count : {1, 15, 16, 17, 31, 32, 33, 50}) {
+  for (const std::size_t count : {1, 3, 4, 5, 15, 16, 17, 21, 33, 50, 127, 128, 129, 150, 277}) {
     const fs::path path = dir / fmt::format("s{}.sqlite", count);
     auto db = store::statistics_store::open(path, "/trials/a");
     ASSERT_TRUE(db) << db.error_status().to_string();
