@@ -575,7 +575,10 @@ status insert_record_rows(statistics_store::state& s, std::size_t count, const R
     statement& st = s.inserts[k];
     if (!st.ok()) {
       st = statement(s.db, insert_sql(rows).c_str());
-      if (!st.ok()) return sqlite_status(s.db, st.rc(), s.path, "preparing the insert");
+      if (!st.ok()) {
+        failure = sqlite_status(s.db, st.rc(), s.path, "preparing the insert");
+        break;
+      }
     }
     sqlite3_stmt* w = st.get();
     sqlite3_reset(w);

@@ -293,9 +293,9 @@ TEST(StoreDatabase, WritesARowBatchAsItsRows) {
   }
 }
 
-/// Batches of every size around the rows bound to one statement (128, 16, 4, 1): every row written with its
-/// own columns, and a key repeated later in the batch (another statement, or the same one) is the
-/// later row, as rows written one by one would be.
+/// Batches of every size around the rows bound to one statement (128, 16, 4, 1): every row
+/// written with its own columns, and a key repeated later in the batch (another statement, or the
+/// same one) is the later row, as rows written one by one would be.
 TEST(StoreDatabase, WritesBatchesOfAnySizeInOrder) {
   const fs::path dir = scratch("batch_sizes");
   for (const std::size_t count : {1, 3, 4, 5, 15, 16, 17, 21, 33, 50, 127, 128, 129, 150, 277}) {
