@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Index files parsed on a thread ahead of the catalog (index_read_ahead.hpp): a ring of slots
-// handed over in order under one mutex. Each side that has to wait asks for a batch (8 files or
-// what is left) before it is woken, so a fast side sleeps once per batch, not once per file.
+// Index files parsed on threads ahead of the catalog (index_read_ahead.hpp): blocks of keys taken
+// by the threads in turn, and a ring of slots handed over in order under one mutex (a slot is
+// marked ready when filled; the caller takes the longest ready prefix). Each side that has to
+// wait asks for a batch (8 files or what is left) before it is woken, so a fast side sleeps once
+// per batch, not once per file.
 #include "host/trial/index_read_ahead.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <exception>
 #include <utility>
 
@@ -16,6 +19,8 @@
 namespace trialstat::trial::detail {
 namespace {
 constexpr std::size_t wake_batch = 8;
+/// Parsing threads when the caller does not say: one per core, at most this many.
+constexpr unsigned max_default_threads = 4;
 }  // namespace
 
 index_outcome parse_index_outcome(const result<std::span<const std::byte>>& bytes, index_json_parser& parser,
@@ -29,9 +34,24 @@ index_outcome parse_index_outcome(const result<std::span<const std::byte>>& byte
 }
 
 index_read_ahead::index_read_ahead(const io::trial_source& source, std::span<const std::string> keys,
-                                   std::size_t capacity)
-    : source_(source), keys_(keys), slots_(std::max(capacity, 2 * wake_batch)) {
-  thread_ = std::thread([this] { produce(); });
+                                   std::size_t capacity, unsigned threads)
+    : source_(source), keys_(keys) {
+  const std::size_t blocks = (keys_.size() + index_read_ahead_block_keys - 1) / index_read_ahead_block_keys;
+  if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, max_default_threads);
+  const std::size_t count = std::max<std::size_t>(1, std::min<std::size_t>(threads, blocks));
+  // Room for two blocks per thread, so that a thread ahead by a block never waits for one behind.
+  slots_.resize(std::max({capacity, 2 * wake_batch, 2 * count * index_read_ahead_block_keys}));
+  try {
+    for (std::size_t t = 0; t < count; ++t) threads_.emplace_back([this, t, count] { produce(t, count); });
+  } catch (...) {  // a thread that could not start: stop and join those that did
+    {
+      const std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    for (std::thread& t : threads_) t.join();
+    throw;
+  }
 }
 
 index_read_ahead::~index_read_ahead() {
@@ -40,42 +60,78 @@ index_read_ahead::~index_read_ahead() {
     stopping_ = true;
   }
   changed_.notify_all();
-  thread_.join();
+  for (std::thread& t : threads_) t.join();
 }
 
-void index_read_ahead::produce() {
+bool index_read_ahead::wait_for_room(std::unique_lock<std::mutex>& lock, std::size_t i) {
+  // Slot i mod capacity is free once file i − capacity is taken.
+  while (!stopping_ && i >= taken_ + slots_.size()) {  // the ring is full: wait for a batch to be taken
+    const std::size_t want = std::min(i + 1 - slots_.size() + wake_batch, keys_.size());
+    producer_wants_ = producer_wants_ == 0 ? want : std::min(producer_wants_, want);
+    changed_.wait(lock);
+  }
+  return !stopping_;
+}
+
+bool index_read_ahead::mark_ready(std::size_t i) {
+  slots_[i % slots_.size()].ready = true;
+  // A slot past taken_ + capacity − 1 is that of a file not taken yet: the prefix stops there.
+  while (contiguous_ < keys_.size() && contiguous_ < taken_ + slots_.size() &&
+         slots_[contiguous_ % slots_.size()].ready) {
+    ++contiguous_;
+  }
+  return consumer_wants_ != 0 && contiguous_ >= consumer_wants_;
+}
+
+void index_read_ahead::produce(std::size_t first_block, std::size_t block_stride) {
   index_json_parser parser;
-  source_.read_objects(keys_, [&](std::size_t i, result<std::span<const std::byte>> bytes) {
+  constexpr std::size_t block_keys = index_read_ahead_block_keys;
+  static_assert(block_keys <= 32, "a block's delivered keys fit one 32-bit mask");
+  const std::size_t blocks = (keys_.size() + block_keys - 1) / block_keys;
+  // Fill slot i (the thread's alone until it is marked ready) with `fill`, waiting for room.
+  const auto publish = [&](std::size_t i, const auto& fill) {
     {
       std::unique_lock lock(mutex_);
-      if (i >= taken_ + slots_.size()) {  // the ring is full: wait for a batch to be taken
-        producer_wants_ = std::min(i + 1 - slots_.size() + wake_batch, keys_.size());
-        changed_.wait(lock, [&] { return stopping_ || i < taken_ + slots_.size(); });
-        producer_wants_ = 0;
-      }
-      if (stopping_) return;
+      if (!wait_for_room(lock, i)) return false;
     }
-    // Slot i mod capacity is the producer's alone until produced_ passes i.
-    slot& s = slots_[i % slots_.size()];
-    try {
-      s.outcome = parse_index_outcome(bytes, parser, s.parsed);
-    } catch (const std::exception& e) {  // allocation: as the file's problem (no exception may leave a thread)
-      s.outcome = {index_outcome::kind::read_failed,
-                   status(error_code::out_of_memory, fmt::format("cannot hold its parsed form: {}", e.what()))};
-    }
+    fill(slots_[i % slots_.size()]);
     bool wake = false;
     {
       const std::lock_guard lock(mutex_);
-      produced_ = i + 1;
-      wake = consumer_wants_ != 0 && produced_ >= consumer_wants_;
+      wake = mark_ready(i);
     }
     if (wake) changed_.notify_all();
-  }, io::json_file_limit_bytes);
-  {
-    const std::lock_guard lock(mutex_);
-    finished_ = true;
+    return true;
+  };
+  for (std::size_t b = first_block; b < blocks; b += block_stride) {
+    const std::size_t begin = b * block_keys;
+    const std::size_t size = std::min(keys_.size() - begin, block_keys);
+    uint32_t delivered = 0;
+    bool stopped = false;
+    source_.read_objects(keys_.subspan(begin, size), [&](std::size_t j, result<std::span<const std::byte>> bytes) {
+      if (stopped || j >= size || ((delivered >> j) & 1u) != 0) return;  // stopping, or a key handed over twice
+      delivered |= 1u << j;
+      stopped = !publish(begin + j, [&](slot& s) {
+        try {
+          s.outcome = parse_index_outcome(bytes, parser, s.parsed);
+        } catch (const std::exception& e) {  // allocation: as the file's problem (no exception may leave a thread)
+          s.outcome = {index_outcome::kind::read_failed,
+                       status(error_code::out_of_memory, fmt::format("cannot hold its parsed form: {}", e.what()))};
+        }
+      });
+    }, io::json_file_limit_bytes);
+    if (stopped) return;
+    // Keys the source did not hand over (against its contract): a read failure each, not a hang.
+    for (std::size_t j = 0; j < size; ++j) {
+      if (((delivered >> j) & 1u) != 0) continue;
+      if (!publish(begin + j, [](slot& s) {
+            s.outcome = {index_outcome::kind::read_failed,
+                         status(error_code::io_error, "the trial source did not read it")};
+          })) {
+        return;
+      }
+    }
   }
-  changed_.notify_all();
 }
 
 index_outcome index_read_ahead::next(parsed_index& parsed) {
@@ -83,24 +139,22 @@ index_outcome index_read_ahead::next(parsed_index& parsed) {
   {
     std::unique_lock lock(mutex_);
     i = taken_;
-    if (produced_ <= i) {
+    while (contiguous_ <= i) {
       consumer_wants_ = std::min(i + wake_batch, keys_.size());
-      changed_.wait(lock, [&] { return produced_ >= consumer_wants_ || finished_; });
-      consumer_wants_ = 0;
-      if (produced_ <= i) {  // a source that skipped keys (against its contract): no hang
-        return {index_outcome::kind::read_failed,
-                status(error_code::io_error, "the trial source did not read it")};
-      }
+      changed_.wait(lock);
     }
+    consumer_wants_ = 0;
   }
-  slot& s = slots_[i % slots_.size()];
+  slot& s = slots_[i % slots_.size()];  // the caller's until taken_ passes i
   index_outcome outcome = std::move(s.outcome);
   std::swap(parsed, s.parsed);
   bool wake = false;
   {
     const std::lock_guard lock(mutex_);
+    s.ready = false;
     taken_ = i + 1;
     wake = producer_wants_ != 0 && taken_ >= producer_wants_;
+    if (wake) producer_wants_ = 0;
   }
   if (wake) changed_.notify_all();
   return outcome;

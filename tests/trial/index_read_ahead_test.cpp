@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Index files read and parsed on a second thread (host/trial/index_read_ahead.*,
+// Index files read and parsed on threads of their own (host/trial/index_read_ahead.*,
 // catalog_options::parse_thread_min_files) give the catalog one thread gives — names, steps,
 // entries, warnings and their order — on every golden trial, on a trial with bad index files,
-// and on one with more files than the read-ahead's ring holds; a read-ahead dropped early stops.
+// and on one with more files than the read-ahead's ring holds; files come in order whatever the
+// number of parsing threads; a read-ahead dropped early stops.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -84,8 +85,9 @@ TEST(IndexReadAhead, HandsOverEveryFileInOrderAndStopsWhenDroppedEarly) {
   }
   keys.emplace_back("index/000000000/missing.json");
   detail::parsed_index parsed;
-  {
-    detail::index_read_ahead ahead(**source, keys, 16);
+  for (const unsigned threads : {1u, 2u, 4u}) {
+    detail::index_read_ahead ahead(**source, keys, 16, threads);
+    EXPECT_EQ(ahead.threads(), threads);
     for (int step = 0; step < 100; ++step) {
       const detail::index_outcome outcome = ahead.next(parsed);
       ASSERT_EQ(outcome.what, detail::index_outcome::kind::parsed) << step << ": " << outcome.problem.to_string();
@@ -99,10 +101,10 @@ TEST(IndexReadAhead, HandsOverEveryFileInOrderAndStopsWhenDroppedEarly) {
   {
     detail::index_read_ahead dropped(**source, keys, 16);
     EXPECT_EQ(dropped.next(parsed).what, detail::index_outcome::kind::parsed);
-  }  // destroyed with 100 files not taken: returns (joins its thread)
+  }  // destroyed with 100 files not taken: returns (joins its threads)
 }
 
-/// A local source whose read_objects stops after `limit` keys (breaking its contract).
+/// A local source whose read_objects stops after `limit` keys of each call (breaking its contract).
 class short_reading_source final : public testing_support::forwarding_source {
  public:
   short_reading_source(std::shared_ptr<const io::trial_source> inner, std::size_t limit)
@@ -120,15 +122,25 @@ TEST(IndexReadAhead, SourceThatSkipsKeysGivesReadFailuresNotAHang) {
   const auto root = write_trial("index_read_ahead_short", 1, 40);
   auto local = io::open_trial_source(root.string());
   ASSERT_TRUE(local.has_value());
-  const short_reading_source source(*local, 25);
+  // The threads read blocks of index_read_ahead_block_keys keys with one read_objects call each:
+  // this source hands over the first 10 of every block.
+  constexpr std::size_t limit = 10;
+  static_assert(limit < detail::index_read_ahead_block_keys);
+  const short_reading_source source(*local, limit);
   std::vector<std::string> keys;
   for (int step = 0; step < 40; ++step) keys.push_back(fmt::format("index/000000000/{:012d}_worker_0.json", step));
-  detail::index_read_ahead ahead(source, keys, 16);
-  detail::parsed_index parsed;
-  for (int step = 0; step < 40; ++step) {
-    const detail::index_outcome outcome = ahead.next(parsed);
-    EXPECT_EQ(outcome.what, step < 25 ? detail::index_outcome::kind::parsed : detail::index_outcome::kind::read_failed)
-        << step;
+  for (const unsigned threads : {1u, 2u, 3u}) {
+    detail::index_read_ahead ahead(source, keys, 16, threads);
+    detail::parsed_index parsed;
+    for (std::size_t step = 0; step < keys.size(); ++step) {
+      const detail::index_outcome outcome = ahead.next(parsed);
+      const bool handed_over = step % detail::index_read_ahead_block_keys < limit;
+      EXPECT_EQ(outcome.what, handed_over ? detail::index_outcome::kind::parsed : detail::index_outcome::kind::read_failed)
+          << step << " threads=" << threads;
+      if (!handed_over) {
+        EXPECT_NE(outcome.problem.message().find("did not read it"), std::string::npos);
+      }
+    }
   }
 }
 
