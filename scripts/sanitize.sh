@@ -64,7 +64,7 @@ case "$kind" in
     # CpuWorkerPool drives the pool itself, from an instrumented test file; the capture writer
     # (training thread enqueues, one writer thread applies; close from another thread); the
     # statistics store's row writer thread (store_source); the background statistics writer
-    # (one producer, one formatting thread); index files parsed on a thread ahead of the catalog.
+    # (one producer, one formatting thread); index files parsed on threads ahead of the catalog.
     # The suites of those programs named below (the CUDA ones skip without a GPU).
     tests=(-R "^(Actions|BackgroundWriter|BuiltinRulesEndToEnd|CaptureWriter|CatalogGroup|Commands|CpuWorkerPool|DistributedStatistics|Hostile[A-Za-z]+|IndexReadAhead|RuleConfigActions|RuleSession|ShrinkingFiles|SkippedRecords|StopSignal|Store[A-Za-z]+|StreamUnfinished|Watch|XgboostRulesEndToEnd|batch_split|pinned_pool|step_reader_map|step_reader_pool)\.")
     export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}

@@ -36,11 +36,13 @@ index_outcome parse_index_outcome(const result<std::span<const std::byte>>& byte
 index_read_ahead::index_read_ahead(const io::trial_source& source, std::span<const std::string> keys,
                                    std::size_t capacity, unsigned threads)
     : source_(source), keys_(keys) {
-  const std::size_t blocks = (keys_.size() + index_read_ahead_block_keys - 1) / index_read_ahead_block_keys;
   if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, max_default_threads);
+  block_keys_ = std::clamp<std::size_t>(keys_.size() / (8 * std::size_t{threads}), index_read_ahead_min_block_keys,
+                                        index_read_ahead_max_block_keys);
+  const std::size_t blocks = (keys_.size() + block_keys_ - 1) / block_keys_;
   const std::size_t count = std::max<std::size_t>(1, std::min<std::size_t>(threads, blocks));
   // Room for two blocks per thread, so that a thread ahead by a block never waits for one behind.
-  slots_.resize(std::max({capacity, 2 * wake_batch, 2 * count * index_read_ahead_block_keys}));
+  slots_.resize(std::max({capacity, 2 * wake_batch, 2 * count * block_keys_}));
   try {
     for (std::size_t t = 0; t < count; ++t) threads_.emplace_back([this, t, count] { produce(t, count); });
   } catch (...) {  // a thread that could not start: stop and join those that did
@@ -85,8 +87,8 @@ bool index_read_ahead::mark_ready(std::size_t i) {
 
 void index_read_ahead::produce(std::size_t first_block, std::size_t block_stride) {
   index_json_parser parser;
-  constexpr std::size_t block_keys = index_read_ahead_block_keys;
-  static_assert(block_keys <= 32, "a block's delivered keys fit one 32-bit mask");
+  const std::size_t block_keys = block_keys_;
+  static_assert(index_read_ahead_max_block_keys <= 64, "a block's delivered keys fit one 64-bit mask");
   const std::size_t blocks = (keys_.size() + block_keys - 1) / block_keys;
   // Fill slot i (the thread's alone until it is marked ready) with `fill`, waiting for room.
   const auto publish = [&](std::size_t i, const auto& fill) {
@@ -106,11 +108,11 @@ void index_read_ahead::produce(std::size_t first_block, std::size_t block_stride
   for (std::size_t b = first_block; b < blocks; b += block_stride) {
     const std::size_t begin = b * block_keys;
     const std::size_t size = std::min(keys_.size() - begin, block_keys);
-    uint32_t delivered = 0;
+    uint64_t delivered = 0;
     bool stopped = false;
     source_.read_objects(keys_.subspan(begin, size), [&](std::size_t j, result<std::span<const std::byte>> bytes) {
-      if (stopped || j >= size || ((delivered >> j) & 1u) != 0) return;  // stopping, or a key handed over twice
-      delivered |= 1u << j;
+      if (stopped || j >= size || ((delivered >> j) & 1U) != 0) return;  // stopping, or a key handed over twice
+      delivered |= uint64_t{1} << j;
       stopped = !publish(begin + j, [&](slot& s) {
         try {
           s.outcome = parse_index_outcome(bytes, parser, s.parsed);
@@ -123,7 +125,7 @@ void index_read_ahead::produce(std::size_t first_block, std::size_t block_stride
     if (stopped) return;
     // Keys the source did not hand over (against its contract): a read failure each, not a hang.
     for (std::size_t j = 0; j < size; ++j) {
-      if (((delivered >> j) & 1u) != 0) continue;
+      if (((delivered >> j) & 1U) != 0) continue;
       if (!publish(begin + j, [](slot& s) {
             s.outcome = {index_outcome::kind::read_failed,
                          status(error_code::io_error, "the trial source did not read it")};

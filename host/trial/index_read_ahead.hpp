@@ -24,10 +24,13 @@ namespace trialstat::trial::detail {
 [[nodiscard]] index_outcome parse_index_outcome(const result<std::span<const std::byte>>& bytes,
                                                 index_json_parser& parser, parsed_index& out);
 
-/// @brief Keys a parsing thread reads with one `read_objects` call: the threads take these
-/// blocks in turn (thread t the blocks t, t + threads, …), so each reads and parses files of its
-/// own while the caller applies them in order.
-inline constexpr std::size_t index_read_ahead_block_keys = 16;
+/// @brief Keys a parsing thread reads with one `read_objects` call, at least and at most: the
+/// threads take these blocks in turn (thread t the blocks t, t + threads, …), so each reads and
+/// parses files of its own while the caller applies them in order. Small blocks start every
+/// thread sooner on a trial of a few hundred files; large ones open each folder less often on a
+/// trial of tens of thousands (bench/RESULTS.md, twentieth session).
+inline constexpr std::size_t index_read_ahead_min_block_keys = 16;
+inline constexpr std::size_t index_read_ahead_max_block_keys = 64;
 
 /// @brief The index files `keys` read (`trial_source::read_objects`) and parsed on threads of
 /// their own, at most `capacity` files ahead of the caller, who takes their outcomes in the order
@@ -59,6 +62,8 @@ class index_read_ahead {
 
   /// @brief The parsing threads started.
   [[nodiscard]] std::size_t threads() const noexcept { return threads_.size(); }
+  /// @brief Keys per block: about an eighth of a thread's share, within the bounds above.
+  [[nodiscard]] std::size_t block_keys() const noexcept { return block_keys_; }
 
  private:
   struct slot {
@@ -74,6 +79,7 @@ class index_read_ahead {
 
   const io::trial_source& source_;
   std::span<const std::string> keys_;
+  std::size_t block_keys_ = index_read_ahead_min_block_keys;
   std::vector<slot> slots_;
   std::mutex mutex_;
   std::condition_variable changed_;

@@ -87,7 +87,8 @@ TEST(IndexReadAhead, HandsOverEveryFileInOrderAndStopsWhenDroppedEarly) {
   detail::parsed_index parsed;
   for (const unsigned threads : {1u, 2u, 4u}) {
     detail::index_read_ahead ahead(**source, keys, 16, threads);
-    EXPECT_EQ(ahead.threads(), threads);
+    const std::size_t blocks = (keys.size() + ahead.block_keys() - 1) / ahead.block_keys();
+    EXPECT_EQ(ahead.threads(), std::min<std::size_t>(threads, blocks));  // never more threads than blocks
     for (int step = 0; step < 100; ++step) {
       const detail::index_outcome outcome = ahead.next(parsed);
       ASSERT_EQ(outcome.what, detail::index_outcome::kind::parsed) << step << ": " << outcome.problem.to_string();
@@ -122,10 +123,10 @@ TEST(IndexReadAhead, SourceThatSkipsKeysGivesReadFailuresNotAHang) {
   const auto root = write_trial("index_read_ahead_short", 1, 40);
   auto local = io::open_trial_source(root.string());
   ASSERT_TRUE(local.has_value());
-  // The threads read blocks of index_read_ahead_block_keys keys with one read_objects call each:
-  // this source hands over the first 10 of every block.
+  // The threads read blocks of keys with one read_objects call each: this source hands over the
+  // first 10 of every block.
   constexpr std::size_t limit = 10;
-  static_assert(limit < detail::index_read_ahead_block_keys);
+  static_assert(limit < detail::index_read_ahead_min_block_keys);
   const short_reading_source source(*local, limit);
   std::vector<std::string> keys;
   for (int step = 0; step < 40; ++step) keys.push_back(fmt::format("index/000000000/{:012d}_worker_0.json", step));
@@ -134,7 +135,7 @@ TEST(IndexReadAhead, SourceThatSkipsKeysGivesReadFailuresNotAHang) {
     detail::parsed_index parsed;
     for (std::size_t step = 0; step < keys.size(); ++step) {
       const detail::index_outcome outcome = ahead.next(parsed);
-      const bool handed_over = step % detail::index_read_ahead_block_keys < limit;
+      const bool handed_over = step % ahead.block_keys() < limit;
       EXPECT_EQ(outcome.what, handed_over ? detail::index_outcome::kind::parsed : detail::index_outcome::kind::read_failed)
           << step << " threads=" << threads;
       if (!handed_over) {
