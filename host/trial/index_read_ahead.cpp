@@ -43,6 +43,7 @@ index_read_ahead::index_read_ahead(const io::trial_source& source, std::span<con
   const std::size_t count = std::max<std::size_t>(1, std::min<std::size_t>(threads, blocks));
   // Room for two blocks per thread, so that a thread ahead by a block never waits for one behind.
   slots_.resize(std::max({capacity, 2 * wake_batch, 2 * count * block_keys_}));
+  threads_.reserve(count);
   try {
     for (std::size_t t = 0; t < count; ++t) threads_.emplace_back([this, t, count] { produce(t, count); });
   } catch (...) {  // a thread that could not start: stop and join those that did

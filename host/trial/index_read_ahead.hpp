@@ -45,7 +45,7 @@ inline constexpr std::size_t index_read_ahead_max_block_keys = 64;
 class index_read_ahead {
  public:
   /// @param source, keys must outlive this object
-  /// @param capacity files parsed ahead at most (at least 4 blocks' worth are)
+  /// @param capacity files parsed ahead at most (at least two blocks per thread are)
   /// @param threads parsing threads (0: one per core, at most 4; never more than there are
   ///   blocks of keys)
   index_read_ahead(const io::trial_source& source, std::span<const std::string> keys, std::size_t capacity = 64,
