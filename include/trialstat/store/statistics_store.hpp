@@ -159,12 +159,15 @@ struct store_info {
 /// values valid only during the step callback (`keep_values`).
 [[nodiscard]] bool request_storable(const stats::statistics_request& request) noexcept;
 
-/// @brief `stats::append_record` bytes with runs of zero bytes packed (sparse histograms and
-/// small counts are mostly zeros): a zero byte is followed by a LEB128 count of further zeros.
+/// @brief `stats::append_record` bytes packed by eight-byte words (sparse histograms and small
+/// counts are mostly zero bytes): the length, then per word a mask of its nonzero bytes and
+/// those bytes, a run of zero words as one count (format: host/store/record_packing.hpp).
+/// SSSE3 byte shuffles where the CPU has them, portable steps elsewhere; the same bytes.
 [[nodiscard]] std::vector<std::byte> pack_record(std::span<const std::byte> raw);
 /// @brief As above into `packed` (replaced; its capacity reused).
 void pack_record(std::span<const std::byte> raw, std::vector<std::byte>& packed);
-/// @brief The inverse of `pack_record`. Errors: data_loss when `packed` is malformed.
+/// @brief The inverse of `pack_record`. Errors: data_loss naming the byte offset when `packed`
+/// is malformed (cut off, a run past the record's length, bytes after its last word).
 [[nodiscard]] status unpack_record(std::span<const std::byte> packed, std::vector<std::byte>& raw);
 
 /// @brief An open store. Not thread-safe: one per thread (SQLite connections serialise
