@@ -3,7 +3,8 @@
 // a word-step type `Ops`, and included by each file that compiles them for an instruction set:
 // record_packing.cpp (portable) and record_packing_ssse3.cpp (under `#pragma GCC target`). So
 // everything here has internal linkage (an anonymous namespace): each file keeps its own copy,
-// compiled for its own instruction set. `Ops` provides
+// compiled for its own instruction set. Whatever it includes must be included before the target
+// pragma of a file that includes it (record_packing_ssse3.cpp). `Ops` provides
 //   std::byte* compress(const std::byte* word, unsigned mask, std::byte* out)
 //     stores the bytes of the eight-byte `word` whose bits of `mask` are set, in order, at `out`
 //     (it may store up to eight bytes there), and returns `out` past them;

@@ -5,8 +5,23 @@
 // entry points run the portable steps.
 #include "host/store/record_packing.hpp"
 
+// Everything the loops use is included before the target pragma, so that only this file's own
+// functions (internal linkage) are compiled for SSSE3, never a shared inline or template
+// instantiation the linker might pick for the whole program.
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "trialstat/status.hpp"
+
 #if defined(__x86_64__) || defined(_M_X64)
 #define TRIALSTAT_PACKING_SSSE3 1
+#include <tmmintrin.h>
 #endif
 
 #if TRIALSTAT_PACKING_SSSE3
@@ -16,7 +31,6 @@
 #pragma GCC push_options
 #pragma GCC target("ssse3")
 #endif
-#include <tmmintrin.h>
 #endif
 
 #include "host/store/record_packing_loops.hpp"
@@ -66,7 +80,7 @@ struct ssse3_word_steps {
   }
   static void expand(const std::byte* in, std::size_t available, unsigned mask, std::byte* word) noexcept {
     if (available >= 8) return expand8(in, mask, word);
-    for (unsigned m = mask; m != 0; m &= m - 1) word[std::countr_zero(m)] = *in++;
+    for (unsigned m = mask; m != 0; m &= m - 1) word[__builtin_ctz(m)] = *in++;
   }
 };
 
