@@ -123,7 +123,7 @@ status unpack_words(std::span<const std::byte> packed, std::vector<std::byte>& r
   // Zeroed once: a run of zero words is then only a count to skip.
   if (raw.size() < words * 8) raw.resize(words * 8);
   std::byte* const out = raw.data();
-  std::memset(out, 0, words * 8);
+  if (words != 0) std::memset(out, 0, words * 8);  // an empty record: raw.data() may be null
   for (std::size_t w = 0; w < words;) {
     unsigned mask = 0;
     if (end - p >= 16) [[likely]] {
