@@ -18,12 +18,7 @@ struct portable_word_steps {
     }
     return out;
   }
-  static void expand8(const std::byte* in, unsigned mask, std::byte* word) noexcept {
-    for (unsigned m = mask; m != 0; m &= m - 1) word[std::countr_zero(m)] = *in++;
-  }
-  static void expand(const std::byte* in, std::size_t /*available*/, unsigned mask, std::byte* word) noexcept {
-    expand8(in, mask, word);
-  }
+  static void expand8(const std::byte* in, unsigned mask, std::byte* word) noexcept { expand_bytes(in, mask, word); }
 };
 
 }  // namespace

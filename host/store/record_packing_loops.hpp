@@ -8,11 +8,10 @@
 //   std::byte* compress(const std::byte* word, unsigned mask, std::byte* out)
 //     stores the bytes of the eight-byte `word` whose bits of `mask` are set, in order, at `out`
 //     (it may store up to eight bytes there), and returns `out` past them;
-//   void expand(const std::byte* in, std::size_t available, unsigned mask, std::byte* word)
-//     stores into the zeroed eight-byte `word` the next popcount(mask) bytes of `in` (of
-//     `available` readable, at least that many) at the positions of mask's set bits;
 //   void expand8(const std::byte* in, unsigned mask, std::byte* word)
-//     the same where eight bytes at `in` are readable.
+//     stores into the zeroed eight-byte `word` the next popcount(mask) bytes of `in` at the
+//     positions of mask's set bits (eight bytes at `in` are readable; the blob's last few words
+//     go through expand_bytes instead).
 #pragma once
 
 #include <array>
@@ -78,6 +77,12 @@ inline bool get_leb128(const std::byte*& p, const std::byte* end, uint64_t& valu
   return false;
 }
 
+/// The next popcount(mask) bytes of `in` into the zeroed eight-byte `word` at the positions of
+/// mask's set bits, one byte at a time (reads no byte past them).
+inline void expand_bytes(const std::byte* in, unsigned mask, std::byte* word) noexcept {
+  for (unsigned m = mask; m != 0; m &= m - 1) word[__builtin_ctz(m)] = *in++;
+}
+
 template <typename Ops>
 void pack_words(std::span<const std::byte> raw, std::vector<std::byte>& packed) {
   const std::size_t words = (raw.size() + 7) / 8;
@@ -139,9 +144,8 @@ status unpack_words(std::span<const std::byte> packed, std::vector<std::byte>& r
       if (p == end) return malformed(fmt::format("the blob ends before word {} of {}", w, words));
       mask = static_cast<unsigned>(*p++);
       if (mask != 0) {
-        const auto available = static_cast<std::size_t>(end - p);
-        if (byte_popcount[mask] > available) return malformed(fmt::format("word {} cut off", w));
-        Ops::expand(p, available, mask, out + w * 8);
+        if (byte_popcount[mask] > end - p) return malformed(fmt::format("word {} cut off", w));
+        expand_bytes(p, mask, out + w * 8);
         p += byte_popcount[mask];
         ++w;
         continue;

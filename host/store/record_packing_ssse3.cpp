@@ -78,10 +78,6 @@ struct ssse3_word_steps {
     // The load reads eight bytes, of which the shuffle keeps popcount(mask).
     _mm_storel_epi64(reinterpret_cast<__m128i*>(word), _mm_shuffle_epi8(load8(in), load8(expand_shuffles[mask].data())));
   }
-  static void expand(const std::byte* in, std::size_t available, unsigned mask, std::byte* word) noexcept {
-    if (available >= 8) return expand8(in, mask, word);
-    for (unsigned m = mask; m != 0; m &= m - 1) word[__builtin_ctz(m)] = *in++;
-  }
 };
 
 }  // namespace
